@@ -1,0 +1,361 @@
+"""Datasets of the book: CIFAR-10 (the forgetting paper's data) and Fashion-MNIST (the CPU stand-in).
+
+Both loaders return a :class:`DatasetSplits`: uint8 image tensors ``(N, C, H, W)`` and int64 labels for a
+stratified train/validation split of the official training set and the official test set, plus class names and
+the per-channel normalization statistics of the training split.
+
+Protocol (digest of Das et al., section 6): the 50,000 CIFAR-10 training images are split 40,000 / 10,000 with
+1,000 validation images per class, drawn with a fixed split seed; the 10,000 official test images are only used
+for reported test accuracy. Fashion-MNIST follows the same rule: 60,000 -> 50,000 / 10,000, plus its 10,000 test
+images.
+
+Files are never fetched unless ``download=True``; a missing, truncated or altered file raises an error that says
+which file, what was wrong and how to get a good copy.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fibook.paths import data_dir
+
+SPLIT_SEED = 0
+# Fraction of each class's training images held out for validation: 1,000 per class on the real files
+# (CIFAR-10: 5,000 per class -> 1/5; Fashion-MNIST: 6,000 per class -> 1/6).
+VAL_FRACTION = {"cifar10": 1 / 5, "fashion_mnist": 1 / 6}
+
+DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+DEBIAN_PACKAGE = "dataset-fashion-mnist"
+
+# SHA-256 of the *decompressed* IDX files, so that any gzip re-compression of the same data is accepted.
+FASHION_MNIST_SHA256 = {
+    "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+}
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+)
+CIFAR10_FOLDER = "cifar-10-batches-py"
+
+
+class DatasetError(RuntimeError):
+    """A dataset cannot be loaded; the message says which file, why, and what to do."""
+
+
+class DatasetNotFoundError(DatasetError, FileNotFoundError):
+    """The dataset's files are not where the loader looked."""
+
+
+class DatasetCorruptError(DatasetError, ValueError):
+    """A dataset file is truncated or its contents do not match the known checksum."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """Images as uint8 ``(N, C, H, W)`` and labels as int64 ``(N,)``."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def take(self, index: torch.Tensor | np.ndarray) -> Split:
+        index = torch.as_tensor(index, dtype=torch.long)
+        return Split(self.x[index], self.y[index])
+
+
+@dataclass(frozen=True)
+class DatasetSplits:
+    """Train / validation / test splits with class names and train-split normalization statistics.
+
+    ``mean`` and ``std`` are per-channel statistics of the training split's pixels scaled to [0, 1].
+    """
+
+    name: str
+    classes: tuple[str, ...]
+    train: Split
+    val: Split
+    test: Split
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+    @property
+    def image_shape(self) -> tuple[int, int, int]:
+        return tuple(self.train.x.shape[1:])
+
+    def subset(self, n_train: int | None = None, n_val: int | None = None,
+               n_test: int | None = None) -> DatasetSplits:
+        """The stratified first-N images of each split (None keeps a split whole).
+
+        Normalization statistics stay those of the full training split, so scales differ only in N.
+        """
+        def cut(split: Split, n: int | None) -> Split:
+            return split if n is None else split.take(stratified_first_n(split.y, n))
+
+        return replace(self, train=cut(self.train, n_train), val=cut(self.val, n_val),
+                       test=cut(self.test, n_test))
+
+
+def stratified_first_n(labels: torch.Tensor | np.ndarray, n: int) -> np.ndarray:
+    """Indices of the first images of each class, ``n`` in all, in their original order.
+
+    Every class gets ``n // C`` images and the first ``n % C`` classes (by label value) one more, so the
+    subset is class-balanced and does not depend on any random draw.
+    """
+    labels = np.asarray(labels)
+    classes = np.unique(labels)
+    if not 0 < n <= len(labels):
+        raise ValueError(f"subset size must be between 1 and {len(labels)} (the split's size), got {n}")
+    base, extra = divmod(n, len(classes))
+    chosen = []
+    for rank, c in enumerate(classes):
+        want = base + (1 if rank < extra else 0)
+        members = np.flatnonzero(labels == c)
+        if want > len(members):
+            raise ValueError(f"subset of {n} needs {want} images of class {c}, but the split has {len(members)}")
+        chosen.append(members[:want])
+    return np.sort(np.concatenate(chosen))
+
+
+def stratified_split(labels: np.ndarray, val_fraction: float, seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
+    """Split indices into (train, validation), holding out ``round(val_fraction * n_c)`` images of each class.
+
+    Each class's members are permuted with ``numpy.random.default_rng(seed)`` and the first ones go to
+    validation. Both index arrays are returned sorted.
+    """
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be strictly between 0 and 1, got {val_fraction}")
+    rng = np.random.default_rng(seed)
+    val = []
+    for c in np.unique(labels):
+        members = np.flatnonzero(labels == c)
+        n_val = round(val_fraction * len(members))
+        if not 0 < n_val < len(members):
+            raise ValueError(f"class {c} has {len(members)} images, too few to hold out a fraction {val_fraction}")
+        val.append(rng.permutation(members)[:n_val])
+    val = np.sort(np.concatenate(val))
+    train = np.setdiff1d(np.arange(len(labels)), val)
+    return train, val
+
+
+def channel_stats(x_uint8: torch.Tensor) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per-channel mean and standard deviation of uint8 images ``(N, C, H, W)`` scaled to [0, 1]."""
+    x = x_uint8.to(torch.float64) / 255.0
+    mean = x.mean(dim=(0, 2, 3))
+    std = x.std(dim=(0, 2, 3), unbiased=False)
+    return tuple(round(float(v), 6) for v in mean), tuple(round(float(v), 6) for v in std)
+
+
+def _assemble(name: str, classes: Sequence[str], x: np.ndarray, y: np.ndarray,
+              x_test: np.ndarray, y_test: np.ndarray) -> DatasetSplits:
+    train_idx, val_idx = stratified_split(y, VAL_FRACTION[name])
+    x_t = torch.from_numpy(np.ascontiguousarray(x))
+    y_t = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    train = Split(x_t[train_idx], y_t[train_idx])
+    mean, std = channel_stats(train.x)
+    return DatasetSplits(
+        name=name, classes=tuple(classes), train=train, val=Split(x_t[val_idx], y_t[val_idx]),
+        test=Split(torch.from_numpy(np.ascontiguousarray(x_test)),
+                   torch.from_numpy(np.asarray(y_test, dtype=np.int64))),
+        mean=mean, std=std,
+    )
+
+
+def _resolve_root(root: str | Path | None, create: bool) -> Path:
+    root = data_dir() if root is None else Path(root).expanduser()
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(f"data root {str(root)!r} is a file; pass the folder that holds the datasets "
+                                 "(default: the checkout's data/ folder or $FIBOOK_DATA)")
+    if not root.exists():
+        if not create:
+            raise DatasetNotFoundError(
+                f"data root {str(root)!r} does not exist; pass an existing folder, or download=True to create "
+                "it and download into it")
+        root.mkdir(parents=True)
+    return root
+
+
+# ---------------------------------------------------------------- Fashion-MNIST (IDX files)
+
+def read_idx(path: Path) -> tuple[np.ndarray, str]:
+    """Read an IDX file (optionally gzipped), check that it is complete, return (array, SHA-256 of contents).
+
+    IDX layout: two zero bytes, a type byte (0x08 = uint8), the number of dimensions, then each dimension as a
+    big-endian int32, then the data.
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (EOFError, OSError, gzip.BadGzipFile) as e:
+        raise DatasetCorruptError(f"{path}: truncated or not a gzip file ({e}); replace it with a good copy") from e
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise DatasetCorruptError(f"{path}: not a uint8 IDX file (bad magic number {raw[:4].hex()})")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise DatasetCorruptError(f"{path}: truncated inside its header ({len(raw)} bytes)")
+    dims = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    expected = header + int(np.prod(dims))
+    if len(raw) != expected:
+        raise DatasetCorruptError(
+            f"{path}: truncated or padded: header says shape {dims}, i.e. {expected:,} bytes, file has "
+            f"{len(raw):,}; replace it with a good copy")
+    pixels = np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims).copy()
+    return pixels, hashlib.sha256(raw).hexdigest()
+
+
+def _fashion_mnist_candidates(root: Path) -> list[Path]:
+    return [root / "FashionMNIST" / "raw", root / "fashion-mnist", DEBIAN_FASHION_MNIST]
+
+
+def _find_idx(folder: Path, stem: str) -> Path | None:
+    for name in (stem, stem + ".gz"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def find_fashion_mnist(root: str | Path | None = None) -> Path:
+    """The first folder holding all four Fashion-MNIST IDX files: ``root/FashionMNIST/raw`` (torchvision's
+    layout), ``root/fashion-mnist``, then Debian's ``/usr/share/datasets/fashion-mnist``."""
+    root = _resolve_root(root, create=False)
+    candidates = _fashion_mnist_candidates(root)
+    for folder in candidates:
+        if all(_find_idx(folder, stem) for stem in FASHION_MNIST_SHA256):
+            return folder
+    looked = ", ".join(str(c) for c in candidates)
+    raise DatasetNotFoundError(
+        f"Fashion-MNIST not found (looked in {looked}). Install Debian's package "
+        f"'{DEBIAN_PACKAGE}' (apt-get install {DEBIAN_PACKAGE}), or pass download=True "
+        "(`python -m fibook data --download`) to fetch it with torchvision.")
+
+
+def load_fashion_mnist(root: str | Path | None = None, download: bool = False) -> DatasetSplits:
+    """Fashion-MNIST as 50,000 train / 10,000 validation / 10,000 test images of shape (1, 28, 28).
+
+    Looks in ``root`` (default: ``$FIBOOK_DATA`` or the checkout's ``data/``) and in Debian's install folder;
+    with ``download=True`` a missing dataset is fetched by torchvision into ``root/FashionMNIST/raw``.
+    Every file is checked for completeness and against its SHA-256.
+    """
+    try:
+        folder = find_fashion_mnist(root)
+    except DatasetNotFoundError:
+        if not download:
+            raise
+        folder = _download_fashion_mnist(_resolve_root(root, create=True))
+    arrays = {}
+    for stem, expected in FASHION_MNIST_SHA256.items():
+        path = _find_idx(folder, stem)
+        arrays[stem], digest = read_idx(path)
+        if digest != expected:
+            raise DatasetCorruptError(
+                f"{path}: checksum mismatch (SHA-256 of its contents is {digest}, expected {expected}); "
+                "the file is altered or from another dataset; replace it with a good copy")
+    x = arrays["train-images-idx3-ubyte"][:, None]
+    x_test = arrays["t10k-images-idx3-ubyte"][:, None]
+    return _assemble("fashion_mnist", FASHION_MNIST_CLASSES, x, arrays["train-labels-idx1-ubyte"],
+                     x_test, arrays["t10k-labels-idx1-ubyte"])
+
+
+def _download_fashion_mnist(root: Path) -> Path:
+    from torchvision.datasets import FashionMNIST
+
+    try:
+        FashionMNIST(str(root), train=True, download=True)
+    except Exception as e:  # torchvision raises URLError, HTTPError or RuntimeError when offline
+        raise DatasetNotFoundError(
+            f"downloading Fashion-MNIST into {root} failed ({type(e).__name__}: {e}); without network, install "
+            f"Debian's package '{DEBIAN_PACKAGE}'") from e
+    return root / "FashionMNIST" / "raw"
+
+
+# ---------------------------------------------------------------- CIFAR-10 (python pickle batches)
+
+def _cifar10_files() -> list[tuple[str, str]]:
+    """(file name, md5) of the CIFAR-10 python version, as torchvision knows them."""
+    from torchvision.datasets import CIFAR10
+
+    return [*map(tuple, CIFAR10.train_list), *map(tuple, CIFAR10.test_list),
+            (CIFAR10.meta["filename"], CIFAR10.meta["md5"])]
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_cifar10(folder: Path) -> None:
+    """Check that every CIFAR-10 batch file exists, unpickles, and has torchvision's known md5."""
+    for name, md5 in _cifar10_files():
+        path = folder / name
+        if not path.is_file():
+            raise DatasetNotFoundError(
+                f"CIFAR-10 file {path} is missing; the folder must hold the python version "
+                "(cifar-10-python.tar.gz unpacked); pass download=True to fetch it with torchvision")
+        digest = _md5(path)
+        if digest == md5:
+            continue
+        try:
+            with open(path, "rb") as f:
+                pickle.load(f, encoding="latin1")
+        except (EOFError, pickle.UnpicklingError, ValueError) as e:
+            raise DatasetCorruptError(
+                f"{path}: truncated or damaged, it does not unpickle ({type(e).__name__}: {e}); "
+                "replace it with a good copy") from e
+        raise DatasetCorruptError(
+            f"{path}: checksum mismatch (md5 {digest}, expected {md5}); the file is altered or from another "
+            "dataset; replace it with a good copy")
+
+
+def load_cifar10(root: str | Path | None = None, download: bool = False) -> DatasetSplits:
+    """CIFAR-10 as 40,000 train / 10,000 validation / 10,000 test images of shape (3, 32, 32).
+
+    Reads ``root/cifar-10-batches-py`` through ``torchvision.datasets.CIFAR10`` after checking each file;
+    ``download=True`` lets torchvision fetch the archive when it is missing.
+    """
+    from torchvision.datasets import CIFAR10
+
+    root = _resolve_root(root, create=download)
+    folder = root / CIFAR10_FOLDER
+    if not folder.is_dir():
+        if not download:
+            raise DatasetNotFoundError(
+                f"CIFAR-10 not found: {folder} does not exist. Pass download=True "
+                "(`python -m fibook data --cifar10 --download`), or unpack cifar-10-python.tar.gz into "
+                f"{root}")
+        try:
+            CIFAR10(str(root), train=True, download=True)
+        except Exception as e:  # URLError/HTTPError when offline
+            raise DatasetNotFoundError(
+                f"downloading CIFAR-10 into {root} failed ({type(e).__name__}: {e}); copy "
+                f"cifar-10-python.tar.gz there and unpack it") from e
+    verify_cifar10(folder)
+    train = CIFAR10(str(root), train=True, download=False)
+    test = CIFAR10(str(root), train=False, download=False)
+    return _assemble("cifar10", train.classes, train.data.transpose(0, 3, 1, 2), np.asarray(train.targets),
+                     test.data.transpose(0, 3, 1, 2), np.asarray(test.targets))
+
+
+LOADERS = {"fashion_mnist": load_fashion_mnist, "cifar10": load_cifar10}
+
+
+def load_dataset(name: str, root: str | Path | None = None, download: bool = False) -> DatasetSplits:
+    """Load a dataset by name (``fashion_mnist`` or ``cifar10``)."""
+    if name not in LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of: {', '.join(LOADERS)}")
+    return LOADERS[name](root=root, download=download)
