@@ -7,7 +7,6 @@ it). With ``--nbval``/``--nbval-lax``, collecting no notebook at all is an error
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 
 def pytest_collection_finish(session):

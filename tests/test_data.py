@@ -91,7 +91,8 @@ def test_offline_download_failure_is_explained(tmp_path, monkeypatch):
         raise URLError("network unreachable")
 
     monkeypatch.setattr(mnist, "download_and_extract_archive", offline)
-    with pytest.raises(data.DatasetNotFoundError, match="(?s)downloading Fashion-MNIST .* failed.*dataset-fashion-mnist"):
+    expected = "(?s)downloading Fashion-MNIST .* failed.*dataset-fashion-mnist"
+    with pytest.raises(data.DatasetNotFoundError, match=expected):
         data.load_fashion_mnist(tmp_path, download=True)
 
 

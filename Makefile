@@ -1,0 +1,56 @@
+# Two commands: `make book` builds the rendered book, `make test` runs every check. Both set up .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
+export OMP_NUM_THREADS := 1
+
+.PHONY: book test setup data lint unit notebooks store-notebooks benchmarks clean
+
+book: setup data
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo "open _build/html/index.html"
+
+test: setup data lint
+	$(PY) -m pytest --nbval --nbval-current-env tests chapters
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "needs $(PYTHON) (set PYTHON=... to use another interpreter)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+# Fashion-MNIST: Debian's package when apt is there, else torchvision's download.
+data: setup
+	@$(PY) -m fibook data 2>/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -q dataset-fashion-mnist || { apt-get update -q && apt-get install -y -q dataset-fashion-mnist; }; \
+	  elif command -v apt-get >/dev/null && command -v sudo >/dev/null; then \
+	    sudo apt-get install -y -q dataset-fashion-mnist; \
+	  else $(PY) -m fibook data --download; fi; \
+	  $(PY) -m fibook data; }
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+unit: setup data
+	$(PY) -m pytest tests
+
+notebooks: setup data
+	$(PY) -m pytest --nbval --nbval-current-env chapters
+
+# Re-execute every chapter and store its outputs (what nbval then compares against).
+store-notebooks: setup data
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=1200 $(NOTEBOOKS)
+
+benchmarks: setup data
+	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf _build .pytest_cache

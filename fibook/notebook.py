@@ -1,0 +1,143 @@
+"""What every chapter notebook shares: a reproducible setup, the claim table, and explorers.
+
+* :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the scale.
+* :func:`show_table` prints rows as a table; :func:`claims_table` prints the table every chapter ends with:
+  claim, the paper's number, ours, and whether they agree.
+* :func:`frames_explorer` is a slider over precomputed figures that works in the static HTML page without a
+  kernel (the slider switches between embedded images in the browser); :func:`live_explorer` recomputes the
+  figure in a running kernel for any value.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from fibook.scales import Scale, get_scale
+
+
+def setup(scale: str | None = None, seed: int = 0) -> Scale:
+    """Pin one thread per process, seed ``random``, numpy and torch, set plot defaults; return the scale.
+
+    ``scale`` None reads ``$FIBOOK_SCALE`` (default ``book``).
+    """
+    torch.set_num_threads(1)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    import matplotlib as mpl
+
+    mpl.rcParams.update({
+        "figure.dpi": 90, "savefig.dpi": 90, "figure.figsize": (6.4, 3.8), "axes.grid": True,
+        "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False, "font.size": 10,
+    })
+    return get_scale(scale)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of a chapter's comparison with its paper.
+
+    ``ours`` states the setting it was measured in (scale, dataset, model); ``agrees`` is a short verdict
+    (``yes``, ``no``, ``qualitatively``, ``not tested at this scale`` ...), never implied by formatting.
+    """
+
+    claim: str
+    paper: str
+    ours: str
+    agrees: str
+
+
+def markdown_table(rows: Sequence[Mapping[str, object]]) -> str:
+    """Rows of equal keys as a Markdown table (the keys of the first row are the header)."""
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    header = list(rows[0])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(r[k]) for k in header) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def show_table(rows: Sequence[Mapping[str, object]]):
+    """Display rows as a Markdown table (it renders in the book and in Jupyter)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(markdown_table(rows)))
+
+
+def claims_table(claims: Sequence[Claim]):
+    """Display the "claim | paper's number | ours | agrees?" table."""
+    show_table([{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
+                 "agrees?": c.agrees} for c in claims])
+
+
+def figure_png(fig) -> bytes:
+    """A matplotlib figure as PNG bytes; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence], *, formats=None):
+    """A slider explorer over precomputed figures that needs no kernel.
+
+    ``render(**values)`` returns a matplotlib figure for one combination of slider values; ``axes`` maps each
+    slider's name to its values (one or two sliders). Every combination is rendered now and embedded; in the
+    browser the sliders only switch which image shows (``jslink``), so the explorer works in the static page.
+    ``formats`` maps a slider name to a format string for its value labels.
+    """
+    import ipywidgets as W
+
+    names = list(axes)
+    if not 1 <= len(names) <= 2:
+        raise ValueError(f"frames_explorer takes one or two sliders, got {len(names)}: {names}")
+    formats = dict(formats or {})
+
+    def slider(name):
+        fmt = formats.get(name, "{:g}")
+        options = [(fmt.format(v), i) for i, v in enumerate(axes[name])]
+        return W.SelectionSlider(options=options, value=0, description=name, continuous_update=True,
+                                 layout=W.Layout(width="420px"))
+
+    def image(**values):
+        return W.Image(value=figure_png(render(**values)), format="png", layout=W.Layout(max_width="640px"))
+
+    first = slider(names[0])
+    if len(names) == 1:
+        stack = W.Stack([image(**{names[0]: v}) for v in axes[names[0]]], selected_index=0)
+        W.jslink((first, "index"), (stack, "selected_index"))
+        return W.VBox([first, stack])
+    second = slider(names[1])
+    inner = []
+    for v2 in axes[names[1]]:
+        s = W.Stack([image(**{names[0]: v1, names[1]: v2}) for v1 in axes[names[0]]], selected_index=0)
+        W.jslink((first, "index"), (s, "selected_index"))
+        inner.append(s)
+    outer = W.Stack(inner, selected_index=0)
+    W.jslink((second, "index"), (outer, "selected_index"))
+    return W.VBox([first, second, outer])
+
+
+def live_explorer(render: Callable[..., object], **sliders):
+    """An ipywidgets ``interact`` explorer that recomputes ``render(**values)`` for any slider position.
+
+    Needs a running kernel; in the static page it shows only its first figure. ``sliders`` are passed to
+    ``ipywidgets.interactive`` (e.g. ``alpha=FloatLogSlider(...)``).
+    """
+    import ipywidgets as W
+    import matplotlib.pyplot as plt
+
+    def show(**values):
+        render(**values)
+        plt.show()
+
+    return W.interactive(show, **sliders)
