@@ -1,0 +1,89 @@
+"""Metrics of the forgetting paper as pure functions (digest of Das et al., section 3).
+
+Accuracies are fractions in [0, 1]; spreads and gaps are returned in percentage points (pp). Epoch lists are
+indexed from 0 (the initialization) to E (the last epoch); checkpoints are selected among epochs 1..E.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+INTERPOLATION_THRESHOLD = 0.995
+
+
+def spread_pp(acc_by_sigma: Mapping[float, float]) -> float:
+    """Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma), in percentage points (digest section 3.3, item 3).
+
+    ``acc_by_sigma`` maps each sigma_w to its (seed-mean) test accuracy as a fraction.
+    """
+    accs = [float(a) for a in acc_by_sigma.values()]
+    if len(accs) < 2:
+        raise ValueError(f"a spread needs accuracies at two or more sigma_w values, got {len(accs)}")
+    if not all(0.0 <= a <= 1.0 for a in accs):
+        raise ValueError(f"accuracies must be fractions in [0, 1], got {accs}")
+    return 100.0 * (max(accs) - min(accs))
+
+
+def selected_epoch(val_losses: Sequence[float]) -> int | None:
+    """The validation-selected checkpoint: argmin_t ValLoss(theta_t) over epochs t >= 1, earliest on ties.
+
+    Non-finite losses are never selected; None if no epoch after the initialization has a finite loss.
+    """
+    best, best_t = math.inf, None
+    for t, v in enumerate(val_losses):
+        if t >= 1 and math.isfinite(v) and v < best:
+            best, best_t = v, t
+    return best_t
+
+
+def interpolation_epoch(train_accs: Sequence[float], threshold: float = INTERPOLATION_THRESHOLD) -> int | None:
+    """tau_interp = min{t >= 1 : TrainAcc(theta_t) >= threshold} (train accuracy in eval mode, no augmentation);
+    None when never reached."""
+    for t, a in enumerate(train_accs):
+        if t >= 1 and a >= threshold:
+            return t
+    return None
+
+
+def repair_gap(val_accs: Sequence[float], tau_interp: int | None) -> float | None:
+    """RepairGap = ValAcc(theta_E) - ValAcc(theta_tau_interp) in pp, E the final epoch; None without tau_interp.
+
+    Positive: validation accuracy still improved after the training set was interpolated.
+    """
+    if tau_interp is None:
+        return None
+    return 100.0 * (float(val_accs[-1]) - float(val_accs[tau_interp]))
+
+
+def forgetting_clocks(lrs: Sequence[float], batch_size: int, weight_decay: float = 0.0) -> dict[str, float]:
+    """The forgetting clocks over the optimizer steps actually taken (digest section 3.1):
+
+        T_SGD = sum_k eta_k^2 / b,   T_L2 = lambda sum_k eta_k,   T_adapt = sum_k eta_k .
+
+    ``lrs`` is the per-step learning-rate sequence.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
+    eta = np.asarray(lrs, dtype=np.float64)
+    total = float(eta.sum())
+    return {"T_SGD": float(np.square(eta).sum()) / batch_size, "T_L2": weight_decay * total, "T_adapt": total}
+
+
+def radial_memory_slope(sigmas: Sequence[float], final_norms: Sequence[float]) -> float:
+    """Radial memory R: the least-squares slope of log ||W_E|| against log sigma_w (digest section 3.3, item 6),
+
+        R = Cov(log sigma, log ||W_E||) / Var(log sigma).
+
+    R = 1: the final norm is still proportional to sigma_w (full memory); R = 0: the norm forgot sigma_w.
+    """
+    x = np.log(np.asarray(sigmas, dtype=np.float64))
+    y = np.log(np.asarray(final_norms, dtype=np.float64))
+    if len(x) != len(y) or len(x) < 2:
+        raise ValueError(f"need two or more (sigma, norm) pairs of equal length, got {len(x)} and {len(y)}")
+    if np.ptp(x) == 0:
+        raise ValueError("the sigma_w values must not all be equal")
+    xc = x - x.mean()
+    return float(np.dot(xc, y - y.mean()) / np.dot(xc, xc))

@@ -1,0 +1,152 @@
+"""BatchNorm ResNets of Part I and the sigma_w initialization.
+
+* :func:`resnet9` -- Myrtle's ResNet-9 (Page 2018): prep 64, layer1 128 + residual, layer2 256, layer3 512 +
+  residual, global max pool, linear head; every conv is bias-free and followed by BatchNorm and ReLU. ``width``
+  is the channel count of the prep conv (64 is the full net); the others scale with it. Myrtle's 0.125 logit
+  multiplier is **not** applied: the head's output is used as is.
+* :func:`cifar_resnet` -- He et al. (2016) CIFAR ResNets of depth 6n+2 (20, 56, 110): basic blocks, stage widths
+  16-32-64 (times ``width / 16``), option-A shortcuts (stride-2 subsampling and zero-padded channels), global
+  average pool, linear head with bias.
+* :func:`init_sigma_w_` -- every Conv2d/Linear weight ~ N(0, sigma_w^2 / fan_in), biases 0, BatchNorm gamma = 1,
+  beta = 0, with common random numbers: for one seed the standard-normal draws are shared by every sigma_w, so
+  W0(sigma) = sigma * W0(1) exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def conv_bn(c_in: int, c_out: int, stride: int = 1) -> nn.Sequential:
+    """3x3 convolution (no bias) -> BatchNorm -> ReLU."""
+    return nn.Sequential(
+        nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True)
+    )
+
+
+class Residual(nn.Module):
+    """x + f(x)."""
+
+    def __init__(self, *layers: nn.Module):
+        super().__init__()
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+def resnet9(width: int = 64, in_channels: int = 3, num_classes: int = 10) -> nn.Sequential:
+    """Myrtle ResNet-9 with ``width`` channels in its prep layer (6.57M parameters at width 64, 3 channels)."""
+    w = width
+    return nn.Sequential(
+        conv_bn(in_channels, w),
+        conv_bn(w, 2 * w), nn.MaxPool2d(2), Residual(conv_bn(2 * w, 2 * w), conv_bn(2 * w, 2 * w)),
+        conv_bn(2 * w, 4 * w), nn.MaxPool2d(2),
+        conv_bn(4 * w, 8 * w), nn.MaxPool2d(2), Residual(conv_bn(8 * w, 8 * w), conv_bn(8 * w, 8 * w)),
+        nn.AdaptiveMaxPool2d(1), nn.Flatten(), nn.Linear(8 * w, num_classes, bias=False),
+    )
+
+
+class BasicBlock(nn.Module):
+    """He et al.'s basic block: conv-BN-ReLU-conv-BN plus an option-A shortcut, then ReLU."""
+
+    def __init__(self, c_in: int, c_out: int, stride: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c_out)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c_out)
+        self.stride = stride
+        self.pad = c_out - c_in
+
+    def shortcut(self, x):
+        if self.stride > 1:
+            x = x[:, :, :: self.stride, :: self.stride]
+        if self.pad:
+            x = F.pad(x, (0, 0, 0, 0, self.pad // 2, self.pad - self.pad // 2))
+        return x
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.shortcut(x))
+
+
+def cifar_resnet(depth: int, width: int = 16, in_channels: int = 3, num_classes: int = 10) -> nn.Sequential:
+    """He et al. (2016) CIFAR ResNet with ``depth = 6n + 2`` layers and stage widths (1, 2, 4) x ``width``."""
+    if depth < 8 or (depth - 2) % 6:
+        raise ValueError(f"CIFAR ResNet depth must be 6n+2 with n >= 1 (8, 14, 20, 56, 110, ...), got {depth}")
+    n = (depth - 2) // 6
+    layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1, bias=False), nn.BatchNorm2d(width),
+                               nn.ReLU(inplace=True)]
+    c_in = width
+    for stage, mult in enumerate((1, 2, 4)):
+        c_out = width * mult
+        for block in range(n):
+            layers.append(BasicBlock(c_in, c_out, stride=2 if stage > 0 and block == 0 else 1))
+            c_in = c_out
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, num_classes)]
+    return nn.Sequential(*layers)
+
+
+ARCHITECTURES = "resnet9, or resnetD for a CIFAR ResNet of depth D = 6n+2 (resnet20, resnet56, resnet110, ...)"
+
+
+def build_model(arch: str, width: int, in_channels: int = 3, num_classes: int = 10) -> nn.Module:
+    """A model by name: ``resnet9`` (``width`` = prep channels) or ``resnet<6n+2>`` (``width`` = first stage)."""
+    if width < 1:
+        raise ValueError(f"width must be a positive number of channels, got {width}")
+    if arch == "resnet9":
+        return resnet9(width, in_channels, num_classes)
+    match = re.fullmatch(r"resnet(\d+)", arch)
+    if match and int(match.group(1)) != 9:
+        return cifar_resnet(int(match.group(1)), width, in_channels, num_classes)
+    raise ValueError(f"unknown architecture {arch!r}; choose {ARCHITECTURES}")
+
+
+def weight_layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The Conv2d and Linear layers, in order, with their names: the weights that sigma_w scales."""
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Conv2d | nn.Linear)]
+
+
+def fan_in(weight: torch.Tensor) -> int:
+    """Inputs feeding one output unit: c_in * k_h * k_w for a conv, in_features for a Linear."""
+    return math.prod(weight.shape[1:])
+
+
+@torch.no_grad()
+def init_sigma_w_(model: nn.Module, sigma_w: float, seed: int = 0) -> nn.Module:
+    """Initialize in place: W ~ N(0, sigma_w^2 / fan_in) for every Conv2d/Linear weight, biases 0, BN gamma 1, beta 0.
+
+    The standard-normal draws come from a CPU generator seeded by ``seed``, layer by layer, so for one seed the
+    weights of every sigma_w are the same tensors times sigma_w (common random numbers; digest section 6).
+    """
+    if not (isinstance(sigma_w, int | float) and math.isfinite(sigma_w) and sigma_w > 0):
+        raise ValueError(f"sigma_w must be a finite number > 0, got {sigma_w!r}")
+    gen = torch.Generator().manual_seed(seed)
+    for _, layer in weight_layers(model):
+        w = layer.weight
+        z = torch.randn(w.shape, generator=gen, dtype=torch.float64)
+        w.copy_((z * (sigma_w / math.sqrt(fan_in(w)))).to(w.dtype))
+        if layer.bias is not None:
+            layer.bias.zero_()
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+    return model
+
+
+@torch.no_grad()
+def weight_norms(model: nn.Module) -> dict[str, float]:
+    """Frobenius norm of every Conv2d/Linear weight by layer name, and their total under ``"total"``:
+    ||W||_total = sqrt(sum_l ||W_l||_F^2)."""
+    norms = {name: float(m.weight.detach().double().norm()) for name, m in weight_layers(model)}
+    norms["total"] = math.sqrt(sum(v * v for v in norms.values()))
+    return norms

@@ -1,0 +1,195 @@
+"""The five optimizers of Part I, built by name: ``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``.
+
+Weight decay acts on Conv2d/Linear weights only (BatchNorm gamma/beta and biases are never decayed), with the
+semantics of each method:
+
+=========  =====================================================================================
+``sgd``    torch.optim.SGD, momentum 0; ``weight_decay`` is coupled L2: g <- g + lambda W.
+``msgd``   torch.optim.SGD, momentum 0.9 (dampening 0, no Nesterov); coupled L2 as above.
+``adam``   torch.optim.Adam, betas (0.9, 0.999), eps 1e-8; ``weight_decay`` is coupled L2 (added to the
+           gradient before the adaptive scaling).
+``adamw``  torch.optim.AdamW, same betas/eps; ``weight_decay`` is decoupled: W <- (1 - lr lambda) W.
+``muon``   :class:`Muon` on the hidden conv kernels (viewed as out x in*k*k matrices) and hidden Linear
+           weights, decoupled decay W <- (1 - lr lambda) W; the first conv, the head, BatchNorm parameters and
+           biases go to AdamW (``adam_lr``, default 1e-3, same decoupled ``weight_decay``).
+=========  =====================================================================================
+
+Muon never rescales the weights themselves, so it keeps the memory of sigma_w that a weight-renormalizing
+variant would erase by construction.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from fibook.models import weight_layers
+
+NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
+
+
+def newton_schulz(g: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS, eps: float = 1e-7,
+                  dtype: torch.dtype | None = torch.bfloat16) -> torch.Tensor:
+    """Approximately orthogonalize a matrix: the quintic Newton-Schulz iteration of Muon (Jordan et al. 2024).
+
+    With X_0 = G / ||G||_F (transposed so that rows <= cols) and coefficients (a, b, c),
+
+        A = X X^T,   X <- a X + (b A + c A^2) X,
+
+    repeated ``steps`` times. The result is close to U V^T for G = U S V^T, with singular values spread around 1
+    (roughly 0.7 to 1.2 for 5 steps) rather than exactly 1. ``dtype`` is the working precision (bfloat16 as in
+    the reference implementation; None keeps the input's dtype); the result is returned in that precision.
+    """
+    if g.ndim != 2:
+        raise ValueError(f"newton_schulz takes a 2-D matrix, got shape {tuple(g.shape)}")
+    a, b, c = coefficients
+    x = g.to(dtype) if dtype is not None else g.clone()
+    tall = g.size(0) > g.size(1)
+    if tall:
+        x = x.T
+    x = x / x.norm().clamp(min=eps)
+    for _ in range(steps):
+        gram = x @ x.T
+        poly = torch.addmm(gram, gram, gram, beta=b, alpha=c)
+        x = torch.addmm(x, poly, x, beta=a)
+    return x.T if tall else x
+
+
+class Muon(torch.optim.Optimizer):
+    """Muon: momentum, then Newton-Schulz orthogonalization of the update, for matrix-shaped parameters.
+
+    Per step, for a parameter W (a conv kernel is viewed as an out x (in k k) matrix) with gradient G:
+
+        B <- beta B + (1 - beta) G                  (momentum buffer, an exponential average)
+        U <- (1 - beta) G + beta B  if nesterov else B
+        O <- newton_schulz(U) * sqrt(max(1, rows / cols))
+        W <- (1 - lr lambda) W - lr O
+
+    This is the update of the public reference implementation and of ``torch.optim.Muon`` with its default
+    (``"original"``) learning-rate adjustment.
+    """
+
+    def __init__(self, params, lr: float = 0.02, momentum: float = 0.95, nesterov: bool = True,
+                 weight_decay: float = 0.0, ns_steps: int = 5, ns_dtype: torch.dtype | None = torch.bfloat16):
+        if lr <= 0 or not 0 <= momentum < 1 or weight_decay < 0:
+            raise ValueError(f"Muon needs lr > 0, 0 <= momentum < 1, weight_decay >= 0; got lr={lr}, "
+                             f"momentum={momentum}, weight_decay={weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay, ns_steps=ns_steps,
+                        ns_dtype=ns_dtype)
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            beta = group["momentum"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = torch.zeros_like(p)
+                buf = state["momentum_buffer"]
+                buf.lerp_(p.grad, 1 - beta)
+                update = p.grad.lerp(buf, beta) if group["nesterov"] else buf
+                matrix = update.reshape(update.size(0), -1)
+                ortho = newton_schulz(matrix, group["ns_steps"], dtype=group["ns_dtype"])
+                scale = math.sqrt(max(1.0, matrix.size(0) / matrix.size(1)))
+                p.mul_(1 - group["lr"] * group["weight_decay"])
+                p.add_(ortho.reshape(p.shape), alpha=-group["lr"] * scale)
+        return loss
+
+
+class Combined:
+    """Several optimizers stepped together as one (Muon for hidden matrices, AdamW for the rest).
+
+    ``param_groups`` lists the groups of all of them, so a learning-rate schedule reaches every group.
+    """
+
+    def __init__(self, *optimizers: torch.optim.Optimizer):
+        self.optimizers = optimizers
+        self.param_groups = [g for o in optimizers for g in o.param_groups]
+
+    def zero_grad(self, set_to_none: bool = True):
+        for o in self.optimizers:
+            o.zero_grad(set_to_none=set_to_none)
+
+    def step(self, closure=None):
+        loss = closure() if closure is not None else None
+        for o in self.optimizers:
+            o.step()
+        return loss
+
+    def state_dict(self):
+        return {"optimizers": [o.state_dict() for o in self.optimizers]}
+
+    def load_state_dict(self, state_dict):
+        for o, s in zip(self.optimizers, state_dict["optimizers"], strict=True):
+            o.load_state_dict(s)
+
+
+def split_parameters(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
+    """(Conv2d/Linear weights, everything else: BatchNorm parameters and biases)."""
+    weights = [m.weight for _, m in weight_layers(model)]
+    ids = {id(w) for w in weights}
+    return weights, [p for p in model.parameters() if id(p) not in ids]
+
+
+def _groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    weights, others = split_parameters(model)
+    return [{"params": weights, "weight_decay": weight_decay}, {"params": others, "weight_decay": 0.0}]
+
+
+def _sgd(model, lr, weight_decay, momentum=0.0):
+    return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
+
+
+def _msgd(model, lr, weight_decay, momentum=0.9):
+    return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
+
+
+def _adam(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+    return torch.optim.Adam(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
+
+
+def _adamw(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+    return torch.optim.AdamW(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
+
+
+def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, ns_steps=5,
+          ns_dtype=torch.bfloat16):
+    layers = weight_layers(model)
+    hidden = [m.weight for _, m in layers[1:-1]]  # not the first conv, not the head
+    hidden_ids = {id(w) for w in hidden}
+    rest_weights = [m.weight for _, m in layers if id(m.weight) not in hidden_ids]
+    _, others = split_parameters(model)
+    muon = Muon(hidden, lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay,
+                ns_steps=ns_steps, ns_dtype=ns_dtype)
+    adamw = torch.optim.AdamW([{"params": rest_weights, "weight_decay": weight_decay},
+                               {"params": others, "weight_decay": 0.0}], lr=adam_lr)
+    return Combined(muon, adamw)
+
+
+OPTIMIZERS = {"sgd": _sgd, "msgd": _msgd, "adam": _adam, "adamw": _adamw, "muon": _muon}
+
+
+def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float = 0.0, **options):
+    """Build optimizer ``name`` for ``model`` (see the module docstring for each one's weight-decay semantics).
+
+    ``options`` are passed to the method (e.g. ``momentum``, ``betas``, ``adam_lr``, ``ns_dtype``).
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of: {', '.join(OPTIMIZERS)}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"learning rate must be a finite number > 0, got {lr}")
+    if not (math.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay}")
+    try:
+        return OPTIMIZERS[name](model, lr, weight_decay, **options)
+    except TypeError as e:
+        raise ValueError(f"bad option for optimizer {name!r}: {e}") from e

@@ -1,0 +1,89 @@
+"""The trainer: determinism, what it records, divergence, and the scale-invariance identity it rests on."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fibook import metrics
+from fibook.data import DEBIAN_FASHION_MNIST
+from fibook.models import init_sigma_w_, resnet9, weight_layers
+from fibook.scales import get_scale
+from fibook.train import TrainConfig, train
+
+needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
+
+
+def smoke_config(**kw):
+    s = get_scale("smoke").forgetting
+    base = dict(dataset=s.data.dataset, width=s.width, epochs=s.epochs, n_train=s.data.n_train,
+                n_val=s.data.n_val, n_test=s.data.n_test, lr=0.05)
+    return TrainConfig(**{**base, **kw})
+
+
+@needs_fmnist
+def test_same_config_same_numbers_and_every_quantity_recorded():
+    a, b = train(smoke_config()), train(smoke_config())
+    assert a.status == "ok" and a.history == b.history and a.summary == b.summary
+    h = a.history
+    e = a.config.epochs
+    assert h["epoch"] == list(range(e + 1))
+    for key in ("train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm"):
+        assert len(h[key]) == e + 1 and all(math.isfinite(v) for v in h[key]), key
+    assert len(a.layer_names) == 9 and all(len(row) == 9 for row in h["layer_norms"])  # 8 convs + head
+    steps = e * (a.config.n_train // a.config.batch_size)
+    assert h["steps"][-1] == steps
+    assert a.summary["clocks"] == pytest.approx(metrics.forgetting_clocks([0.05] * steps, 128, 0.0))
+    assert a.summary["selected_epoch"] == metrics.selected_epoch(h["val_loss"])
+    c = train(smoke_config(seed=1))
+    assert c.history["train_loss"] != a.history["train_loss"]
+
+
+@needs_fmnist
+def test_smoke_run_learns_in_fp32_and_bf16():
+    fp32 = train(smoke_config(epochs=3, lr=0.1, sigma_w=1.0))
+    bf16 = train(dataclasses.replace(fp32.config, precision="bf16"))
+    for run in (fp32, bf16):
+        assert run.history["train_acc"][-1] > 0.4 > run.history["train_acc"][0]
+    assert bf16.history["weight_norm"][0] == fp32.history["weight_norm"][0]
+    assert bf16.history["train_loss"][1] == pytest.approx(fp32.history["train_loss"][1], rel=0.05)
+
+
+@needs_fmnist
+def test_divergence_is_recorded_not_raised():
+    result = train(smoke_config(sigma_w=50.0, lr=10.0))
+    assert result.status == "diverged" and result.diverged_epoch == 1
+    assert result.history["epoch"] == [0]
+    assert result.summary["selected_epoch"] is None
+
+
+def test_plain_sgd_grows_bn_weights_by_eta_squared_grad_squared():
+    """Scale invariance (BN eps -> 0, float64): <grad, W> = 0, so one SGD step gives
+    ||W_{k+1}||^2 - ||W_k||^2 = eta^2 ||g_k||^2 for every conv feeding a BatchNorm."""
+    torch.manual_seed(0)
+    model = resnet9(4, in_channels=1).double()
+    init_sigma_w_(model, 0.8, seed=0)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.eps = 1e-30  # torch requires eps > 0 in training mode; this is 0 next to any variance
+    x, y = torch.randn(32, 1, 28, 28, dtype=torch.float64), torch.arange(32) % 10
+    F.cross_entropy(model(x), y).backward()
+    convs = [m for _, m in weight_layers(model)][:-1]
+    before = [(m.weight.detach().clone(), m.weight.grad.clone()) for m in convs]
+    eta = 0.3
+    with torch.no_grad():
+        for m in convs:
+            m.weight -= eta * m.weight.grad
+    for m, (w0, g) in zip(convs, before, strict=True):
+        assert abs(float((g * w0).sum())) < 1e-10 * float(g.norm() * w0.norm())
+        growth = float(m.weight.pow(2).sum() - w0.pow(2).sum())
+        assert growth == pytest.approx(eta**2 * float(g.pow(2).sum()), rel=1e-9)
+
+
+def test_config_rejects_unknown_choices():
+    with pytest.raises(ValueError, match="unknown schedule 'step'; choose one of: constant, cosine"):
+        TrainConfig(schedule="step")
+    with pytest.raises(ValueError, match="unknown precision 'fp16'"):
+        TrainConfig(precision="fp16")
