@@ -78,7 +78,7 @@ def test_plain_sgd_grows_bn_weights_by_eta_squared_grad_squared():
             m.weight -= eta * m.weight.grad
     for m, (w0, g) in zip(convs, before, strict=True):
         assert abs(float((g * w0).sum())) < 1e-10 * float(g.norm() * w0.norm())
-        growth = float(m.weight.pow(2).sum() - w0.pow(2).sum())
+        growth = float(m.weight.detach().pow(2).sum() - w0.pow(2).sum())
         assert growth == pytest.approx(eta**2 * float(g.pow(2).sum()), rel=1e-9)
 
 
