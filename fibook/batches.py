@@ -73,14 +73,14 @@ def random_crop(x: torch.Tensor, padding: int, offsets: torch.Tensor, pad_mode: 
 class Batches:
     """Iterate over ``(images, labels)`` batches of a :class:`~fibook.data.Split` held on ``device``.
 
-    Images are normalized once, ``(x / 255 - mean) / std``, and stored as float32 on the device.
+    Images are normalized once, ``(x / 255 - mean) / std``, and stored on the device as ``dtype``.
     ``shuffle`` draws a fresh permutation per epoch; ``drop_last`` drops the final short batch (the forgetting
     protocol takes ``floor(N / b)`` steps per epoch).
     """
 
     def __init__(self, split: Split, batch_size: int, *, mean, std, shuffle: bool = True,
                  augment: str | Augment = NO_AUGMENT, drop_last: bool = True, seed: int = 0,
-                 device: str | torch.device = "cpu"):
+                 device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32):
         if batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
         if drop_last and batch_size > len(split):
@@ -91,9 +91,9 @@ class Batches:
         self.augment = get_augment(augment)
         self.drop_last = drop_last
         self.seed = seed
-        mean_t = torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
-        std_t = torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
-        self.x = ((split.x.to(torch.float32) / 255.0 - mean_t) / std_t).to(self.device)
+        mean_t = torch.tensor(mean, dtype=dtype).view(1, -1, 1, 1)
+        std_t = torch.tensor(std, dtype=dtype).view(1, -1, 1, 1)
+        self.x = ((split.x.to(dtype) / 255.0 - mean_t) / std_t).to(self.device)
         self.y = split.y.to(self.device)
 
     def __len__(self) -> int:

@@ -63,12 +63,16 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(c_out)
         self.stride = stride
         self.pad = c_out - c_in
+        self.population = 1  # models stacked along channels (fibook.fused); padding is per model
 
     def shortcut(self, x):
         if self.stride > 1:
             x = x[:, :, :: self.stride, :: self.stride]
         if self.pad:
+            b, c, h, w = x.shape
+            x = x.reshape(b, self.population, c // self.population, h, w)
             x = F.pad(x, (0, 0, 0, 0, self.pad // 2, self.pad - self.pad // 2))
+            x = x.reshape(b, -1, h, w)
         return x
 
     def forward(self, x):
@@ -94,6 +98,20 @@ def cifar_resnet(depth: int, width: int = 16, in_channels: int = 3, num_classes:
     return nn.Sequential(*layers)
 
 
+class StackedLinear(nn.Module):
+    """K independent linear maps: input (B, K n_in) viewed as (B, K, n_in), output (B, K, n_out)."""
+
+    def __init__(self, k: int, n_in: int, n_out: int, bias: bool):
+        super().__init__()
+        self.k, self.in_features, self.out_features = k, n_in, n_out
+        self.weight = nn.Parameter(torch.empty(k, n_out, n_in))
+        self.bias = nn.Parameter(torch.zeros(k, n_out)) if bias else None
+
+    def forward(self, x):
+        out = torch.einsum("bki,koi->bko", x.reshape(x.size(0), self.k, self.in_features), self.weight)
+        return out if self.bias is None else out + self.bias
+
+
 ARCHITECTURES = "resnet9, or resnetD for a CIFAR ResNet of depth D = 6n+2 (resnet20, resnet56, resnet110, ...)"
 
 
@@ -110,8 +128,9 @@ def build_model(arch: str, width: int, in_channels: int = 3, num_classes: int = 
 
 
 def weight_layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
-    """The Conv2d and Linear layers, in order, with their names: the weights that sigma_w scales."""
-    return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Conv2d | nn.Linear)]
+    """The Conv2d and Linear layers (stacked ones included), in order, with their names: the weights that
+    sigma_w scales."""
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Conv2d | nn.Linear | StackedLinear)]
 
 
 def fan_in(weight: torch.Tensor) -> int:
@@ -144,9 +163,20 @@ def init_sigma_w_(model: nn.Module, sigma_w: float, seed: int = 0) -> nn.Module:
 
 
 @torch.no_grad()
-def weight_norms(model: nn.Module) -> dict[str, float]:
-    """Frobenius norm of every Conv2d/Linear weight by layer name, and their total under ``"total"``:
+def member_weight_norms(model: nn.Module, k: int = 1) -> list[dict[str, float]]:
+    """For each of the ``k`` models held by ``model`` (k > 1: a fused population, see :mod:`fibook.fused`): the
+    Frobenius norm of every Conv2d/Linear weight by layer name, and their total under ``"total"``,
     ||W||_total = sqrt(sum_l ||W_l||_F^2)."""
-    norms = {name: float(m.weight.detach().double().norm()) for name, m in weight_layers(model)}
-    norms["total"] = math.sqrt(sum(v * v for v in norms.values()))
-    return norms
+    rows: list[dict[str, float]] = [{} for _ in range(k)]
+    for name, m in weight_layers(model):
+        per_member = m.weight.detach().double().reshape(k, -1).norm(dim=1).tolist()
+        for row, value in zip(rows, per_member, strict=True):
+            row[name] = value
+    for row in rows:
+        row["total"] = math.sqrt(sum(v * v for v in row.values()))
+    return rows
+
+
+def weight_norms(model: nn.Module) -> dict[str, float]:
+    """Frobenius norm of every Conv2d/Linear weight of one model by layer name, and their total under ``"total"``."""
+    return member_weight_norms(model)[0]

@@ -32,7 +32,8 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 def newton_schulz(g: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS, eps: float = 1e-7,
                   dtype: torch.dtype | None = torch.bfloat16) -> torch.Tensor:
-    """Approximately orthogonalize a matrix: the quintic Newton-Schulz iteration of Muon (Jordan et al. 2024).
+    """Approximately orthogonalize a matrix, or each matrix of a (K, m, n) stack: the quintic Newton-Schulz
+    iteration of Muon (Jordan et al. 2024).
 
     With X_0 = G / ||G||_F (transposed so that rows <= cols) and coefficients (a, b, c),
 
@@ -42,19 +43,20 @@ def newton_schulz(g: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS,
     (roughly 0.7 to 1.2 for 5 steps) rather than exactly 1. ``dtype`` is the working precision (bfloat16 as in
     the reference implementation; None keeps the input's dtype); the result is returned in that precision.
     """
-    if g.ndim != 2:
-        raise ValueError(f"newton_schulz takes a 2-D matrix, got shape {tuple(g.shape)}")
+    if g.ndim not in (2, 3):
+        raise ValueError(f"newton_schulz takes a matrix or a (K, m, n) stack of them, got shape {tuple(g.shape)}")
     a, b, c = coefficients
     x = g.to(dtype) if dtype is not None else g.clone()
-    tall = g.size(0) > g.size(1)
+    tall = g.size(-2) > g.size(-1)
     if tall:
-        x = x.T
-    x = x / x.norm().clamp(min=eps)
+        x = x.mT
+    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp(min=eps)
+    mul_add = torch.addmm if x.ndim == 2 else torch.baddbmm  # beta * M + alpha * A @ B
     for _ in range(steps):
-        gram = x @ x.T
-        poly = torch.addmm(gram, gram, gram, beta=b, alpha=c)
-        x = torch.addmm(x, poly, x, beta=a)
-    return x.T if tall else x
+        gram = x @ x.mT
+        poly = mul_add(gram, gram, gram, beta=b, alpha=c)
+        x = mul_add(x, poly, x, beta=a)
+    return x.mT if tall else x
 
 
 class Muon(torch.optim.Optimizer):
@@ -68,16 +70,18 @@ class Muon(torch.optim.Optimizer):
         W <- (1 - lr lambda) W - lr O
 
     This is the update of the public reference implementation and of ``torch.optim.Muon`` with its default
-    (``"original"``) learning-rate adjustment.
+    (``"original"``) learning-rate adjustment. With ``population=K`` each parameter holds K models' matrices
+    stacked along its first dimension (:mod:`fibook.fused`), and each is orthogonalized on its own.
     """
 
     def __init__(self, params, lr: float = 0.02, momentum: float = 0.95, nesterov: bool = True,
-                 weight_decay: float = 0.0, ns_steps: int = 5, ns_dtype: torch.dtype | None = torch.bfloat16):
+                 weight_decay: float = 0.0, ns_steps: int = 5, ns_dtype: torch.dtype | None = torch.bfloat16,
+                 population: int = 1):
         if lr <= 0 or not 0 <= momentum < 1 or weight_decay < 0:
             raise ValueError(f"Muon needs lr > 0, 0 <= momentum < 1, weight_decay >= 0; got lr={lr}, "
                              f"momentum={momentum}, weight_decay={weight_decay}")
         defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay, ns_steps=ns_steps,
-                        ns_dtype=ns_dtype)
+                        ns_dtype=ns_dtype, population=population)
         super().__init__(params, defaults)
 
     @torch.no_grad()
@@ -97,9 +101,10 @@ class Muon(torch.optim.Optimizer):
                 buf = state["momentum_buffer"]
                 buf.lerp_(p.grad, 1 - beta)
                 update = p.grad.lerp(buf, beta) if group["nesterov"] else buf
-                matrix = update.reshape(update.size(0), -1)
+                k = group["population"]
+                matrix = update.reshape(update.size(0), -1) if k == 1 else update.reshape(k, update.size(0) // k, -1)
                 ortho = newton_schulz(matrix, group["ns_steps"], dtype=group["ns_dtype"])
-                scale = math.sqrt(max(1.0, matrix.size(0) / matrix.size(1)))
+                scale = math.sqrt(max(1.0, matrix.size(-2) / matrix.size(-1)))
                 p.mul_(1 - group["lr"] * group["weight_decay"])
                 p.add_(ortho.reshape(p.shape), alpha=-group["lr"] * scale)
         return loss
@@ -162,14 +167,16 @@ def _adamw(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
 
 
 def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, ns_steps=5,
-          ns_dtype=torch.bfloat16):
+          ns_dtype=torch.bfloat16, population=1):
+    if isinstance(ns_dtype, str):  # configs name it, e.g. "float64", so that they stay JSON
+        ns_dtype = getattr(torch, ns_dtype)
     layers = weight_layers(model)
     hidden = [m.weight for _, m in layers[1:-1]]  # not the first conv, not the head
     hidden_ids = {id(w) for w in hidden}
     rest_weights = [m.weight for _, m in layers if id(m.weight) not in hidden_ids]
     _, others = split_parameters(model)
     muon = Muon(hidden, lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay,
-                ns_steps=ns_steps, ns_dtype=ns_dtype)
+                ns_steps=ns_steps, ns_dtype=ns_dtype, population=population)
     adamw = torch.optim.AdamW([{"params": rest_weights, "weight_decay": weight_decay},
                                {"params": others, "weight_decay": 0.0}], lr=adam_lr)
     return Combined(muon, adamw)
@@ -178,10 +185,12 @@ def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, n
 OPTIMIZERS = {"sgd": _sgd, "msgd": _msgd, "adam": _adam, "adamw": _adamw, "muon": _muon}
 
 
-def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float = 0.0, **options):
+def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float = 0.0, population: int = 1,
+                   **options):
     """Build optimizer ``name`` for ``model`` (see the module docstring for each one's weight-decay semantics).
 
-    ``options`` are passed to the method (e.g. ``momentum``, ``betas``, ``adam_lr``, ``ns_dtype``).
+    ``population`` is the number of models fused in ``model`` (:mod:`fibook.fused`); only Muon, whose update is
+    not element-wise, needs it. ``options`` are passed to the method (e.g. ``momentum``, ``betas``, ``adam_lr``).
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; choose one of: {', '.join(OPTIMIZERS)}")
@@ -189,6 +198,8 @@ def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float =
         raise ValueError(f"learning rate must be a finite number > 0, got {lr}")
     if not (math.isfinite(weight_decay) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay}")
+    if name == "muon":
+        options["population"] = population
     try:
         return OPTIMIZERS[name](model, lr, weight_decay, **options)
     except TypeError as e:

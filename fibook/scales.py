@@ -21,6 +21,7 @@ DEFAULT_SCALE = "book"
 
 # The fibook sigma_w grid (digest of Das et al., section 6): 7 geometric points 0.1 * 25**(i/6).
 SIGMA_W_GRID = tuple(round(0.1 * 25 ** (i / 6), 3) for i in range(7))
+SIGMA_W_FIVE = tuple(round(0.1 * 25 ** (i / 4), 3) for i in range(5))
 SIGMA_W_QUICK = (0.1, 0.5, 2.5)
 
 
@@ -36,14 +37,30 @@ class DataScale:
 
 @dataclass(frozen=True)
 class ForgettingScale:
-    """Part I sizes: the data, the ResNet-9 width (channels of its first conv; 64 is Myrtle's full net),
-    the epochs of a main run, the sigma_w grid and the seeds."""
+    """Part I sizes and the settings that must change with them.
+
+    ``width`` is the channel count of ResNet-9's first conv (64: Myrtle's full net; CIFAR ResNets use 16 per
+    first stage at every scale). ``epochs`` is a main run's length, ``sigma_w`` the main grid and
+    ``quick_sigma_w`` the grid of the costlier sweeps. Learning rates that the paper sets for 300 CIFAR-10 epochs
+    are replaced at smaller scales by rates that reach similar forgetting clocks in fewer steps: ``sgd_lr`` is
+    the "low-learning-rate SGD" rate, ``l2`` the (lr, weight decay) of the SGD + L2 arm (the paper's
+    eta = lambda = 1e-2 give T_L2 = 9.36 over 93,600 steps). ``long_epochs`` are the training lengths compared,
+    ``batch_sizes`` the batch-size sweep, ``lr_grid`` x ``wd_grid`` the L2 heatmap, ``depths`` the architectures.
+    """
 
     data: DataScale
     width: int
     epochs: int
     sigma_w: tuple[float, ...]
     seeds: tuple[int, ...]
+    quick_sigma_w: tuple[float, ...]
+    sgd_lr: float
+    l2: tuple[float, float]
+    long_epochs: tuple[int, ...]
+    batch_sizes: tuple[int, ...]
+    lr_grid: tuple[float, ...]
+    wd_grid: tuple[float, ...]
+    depths: tuple[str, ...]
 
     @property
     def images_per_run(self) -> int | None:
@@ -65,6 +82,12 @@ class Scale:
 
 _FULL_FASHION = DataScale("fashion_mnist", 50_000, 10_000, 10_000)
 _FULL_CIFAR = DataScale("cifar10", 40_000, 10_000, 10_000)
+# The paper's settings (digest of Das et al., sections 3.2 and 6).
+_PAPER_SETTINGS = dict(
+    quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-3, l2=(1e-2, 1e-2), long_epochs=(300, 5000),
+    batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
+    depths=("resnet9", "resnet56", "resnet110"),
+)
 
 SCALES: dict[str, Scale] = {
     "smoke": Scale(
@@ -73,7 +96,9 @@ SCALES: dict[str, Scale] = {
         device="cpu",
         forgetting=ForgettingScale(
             data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
-            sigma_w=(0.1, 2.5), seeds=(0,),
+            sigma_w=(0.1, 2.5), seeds=(0,), quick_sigma_w=(0.1, 2.5), sgd_lr=0.05, l2=(0.1, 0.05),
+            long_epochs=(1, 2), batch_sizes=(64, 128), lr_grid=(0.05,), wd_grid=(0.0, 0.05),
+            depths=("resnet9", "resnet8"),
         ),
     ),
     "book": Scale(
@@ -81,25 +106,27 @@ SCALES: dict[str, Scale] = {
         purpose="what the rendered book shows (CPU)",
         device="cpu",
         forgetting=ForgettingScale(
-            data=DataScale("fashion_mnist", 5_000, 2_000, 3_000), width=16, epochs=60,
-            sigma_w=SIGMA_W_GRID, seeds=(0,),
+            # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
+            # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
+            data=DataScale("fashion_mnist", 5_000, 2_000, 3_000), width=16, epochs=40,
+            sigma_w=SIGMA_W_FIVE, seeds=(0,), quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-2, l2=(0.1, 0.06),
+            long_epochs=(40, 120), batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-2, 1e-1),
+            wd_grid=(0.0, 1e-2, 6e-2), depths=("resnet9", "resnet20", "resnet32"),
         ),
     ),
     "gpu": Scale(
         name="gpu",
         purpose="the paper's CIFAR-10 protocol on one GPU, one seed",
         device="cuda",
-        forgetting=ForgettingScale(
-            data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
-        ),
+        forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
+                                   **_PAPER_SETTINGS),
     ),
     "paper": Scale(
         name="paper",
         purpose="the paper's CIFAR-10 protocol in full",
         device="cuda",
-        forgetting=ForgettingScale(
-            data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0, 1, 2),
-        ),
+        forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0, 1, 2),
+                                   **_PAPER_SETTINGS),
     ),
 }
 

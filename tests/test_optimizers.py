@@ -20,8 +20,15 @@ def test_newton_schulz_singular_values_near_one(shape):
 
 
 def test_newton_schulz_rejects_non_matrices():
-    with pytest.raises(ValueError, match="2-D matrix"):
-        newton_schulz(torch.randn(2, 3, 4))
+    with pytest.raises(ValueError, match="a matrix or a \\(K, m, n\\) stack"):
+        newton_schulz(torch.randn(2, 3, 4, 5))
+
+
+def test_batched_newton_schulz_equals_one_matrix_at_a_time():
+    g = torch.randn(3, 20, 50, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    batched = newton_schulz(g, dtype=None)
+    for k in range(3):
+        assert torch.allclose(batched[k], newton_schulz(g[k], dtype=None), rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("nesterov,wd", [(True, 0.0), (False, 0.1)])
