@@ -122,7 +122,7 @@ SCALES: dict[str, Scale] = {
         ),
         shape=ShapeScale(
             d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
-            shapes=SHAPE_SHAPES, n_instances=1, gd_checks=1, gd_max_steps=200_000, explorer_frames=(7, 5),
+            shapes=SHAPE_SHAPES, n_instances=1, gd_checks=3, gd_max_steps=400_000, explorer_frames=(7, 5),
             n_small=10, d_small=30,
         ),
     ),
