@@ -377,7 +377,7 @@ def leaky_targets(y, rho, a_sign):
     return sign * leaky_inverse(sign * np.asarray(y, dtype=float), rho)
 
 
-def summed_neuron_argmin(X, y, a0, W0, *, tol=1e-12, max_iter=100):
+def summed_neuron_argmin(X, y, a0, W0, *, tol=1e-10, max_iter=100):
     """Minimizer of the *summed* Theorem-6.1 regularizer of a width-m network, ``sum_i q_i(w~_i)`` s.t.
     ``X sum_i w~_i = y`` (the official code's form for m > 1; exact only for m = 1).
 
