@@ -70,6 +70,36 @@ class ForgettingScale:
         return self.epochs * self.data.n_train
 
 
+# ---- Part II: initialization shape (Azulay et al. 2021) ------------------------------------------------------
+# The paper's Figure 7.1 grid: alpha = logspace(-5, -0.6, 20), shapes s in {0, 0.5, 0.7, 0.9, 0.99}.
+SHAPE_ALPHA_LOG10 = (-5.0, -0.6)
+SHAPE_SHAPES = (0.0, 0.5, 0.7, 0.9, 0.99)
+
+
+@dataclass(frozen=True)
+class ShapeScale:
+    """Part II sizes: the sparse-regression data (d inputs, n_train / n_test examples, an r-sparse teacher,
+    label-noise variance), the alpha x s grid of Figure 7.1 (n_alpha log-spaced values in 10**alpha_log10,
+    the shapes), data draws averaged (seed 1993 first), grid points re-run with the paper's GD protocol and its
+    step cap, frames of the static explorer per slider (alpha, s), and the random small problems
+    (n_small x d_small) of the closed-form checks."""
+
+    d: int
+    n_train: int
+    n_test: int
+    sparsity: int
+    noise_var: float
+    alpha_log10: tuple[float, float]
+    n_alpha: int
+    shapes: tuple[float, ...]
+    n_instances: int
+    gd_checks: int
+    gd_max_steps: int
+    explorer_frames: tuple[int, int]
+    n_small: int
+    d_small: int
+
+
 @dataclass(frozen=True)
 class Scale:
     """One named preset: what it is for, where it is meant to run, and the sizes of every Part."""
@@ -78,6 +108,7 @@ class Scale:
     purpose: str
     device: str
     forgetting: ForgettingScale
+    shape: ShapeScale
 
 
 _FULL_FASHION = DataScale("fashion_mnist", 50_000, 10_000, 10_000)
@@ -100,6 +131,11 @@ SCALES: dict[str, Scale] = {
             long_epochs=(1, 2), batch_sizes=(64, 128), lr_grid=(0.05,), wd_grid=(0.0, 0.05),
             depths=("resnet9", "resnet8"),
         ),
+        shape=ShapeScale(
+            d=100, n_train=10, n_test=200, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=6,
+            shapes=(0.0, 0.9), n_instances=1, gd_checks=1, gd_max_steps=20_000, explorer_frames=(3, 2),
+            n_small=10, d_small=30,
+        ),
     ),
     "book": Scale(
         name="book",
@@ -113,6 +149,11 @@ SCALES: dict[str, Scale] = {
             long_epochs=(40, 120), batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-2, 1e-1),
             wd_grid=(0.0, 1e-2, 6e-2), depths=("resnet9", "resnet20", "resnet32"),
         ),
+        shape=ShapeScale(
+            d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
+            shapes=SHAPE_SHAPES, n_instances=1, gd_checks=3, gd_max_steps=400_000, explorer_frames=(7, 5),
+            n_small=10, d_small=30,
+        ),
     ),
     "gpu": Scale(
         name="gpu",
@@ -120,6 +161,11 @@ SCALES: dict[str, Scale] = {
         device="cuda",
         forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
                                    **_PAPER_SETTINGS),
+        shape=ShapeScale(
+            d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
+            shapes=SHAPE_SHAPES, n_instances=5, gd_checks=3, gd_max_steps=10_000_000, explorer_frames=(9, 5),
+            n_small=10, d_small=30,
+        ),
     ),
     "paper": Scale(
         name="paper",
@@ -127,6 +173,11 @@ SCALES: dict[str, Scale] = {
         device="cuda",
         forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0, 1, 2),
                                    **_PAPER_SETTINGS),
+        shape=ShapeScale(
+            d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
+            shapes=SHAPE_SHAPES, n_instances=20, gd_checks=5, gd_max_steps=10_000_000, explorer_frames=(9, 5),
+            n_small=10, d_small=30,
+        ),
     ),
 }
 

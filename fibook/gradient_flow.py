@@ -1,0 +1,232 @@
+"""The trained models of Part II and the gradient flow that trains them.
+
+Every model predicts with parameters ``p`` (a dict of float64 arrays) and is trained on
+``L(p) = 1/2 ||f_p(X) - y||^2`` by gradient flow ``dp/dt = -grad L(p)``:
+
+* :class:`DiagonalNet` -- ``beta = u+ * v+ - u- * v-`` (untied; Theorem 4.1 of Azulay et al. 2021) or
+  ``beta = u+^2 - u-^2`` (tied; Woodworth et al. 2020), initialized by :func:`diagonal_init` from (alpha, s).
+* :class:`TwoLayerNet` -- ``f(x) = sum_i a_i sigma(w_i^T x)`` with ``sigma`` the identity (``rho = 1``, a fully
+  connected linear network; Theorem 6.1 for width 1) or a leaky ReLU ``max(z, rho z)``, initialized by
+  :func:`two_layer_init` from (alpha, s).
+
+:func:`gradient_flow` integrates the flow with an adaptive ODE solver (LSODA, stated tolerances) or runs plain
+gradient descent; :func:`conserved` returns the quantities the flow keeps fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from fibook.shape import check_alpha_s, check_problem, diagonal_u0_v0, neuron_a_w0
+
+
+@dataclass(frozen=True)
+class DiagonalNet:
+    """Diagonal linear network: ``beta = u+ * v+ - u- * v-`` (``tied=False``) or ``u+^2 - u-^2`` (``tied=True``).
+
+    With ``r = X^T (X beta - y)``, gradient flow is ``du+/dt = -v+ r``, ``dv+/dt = -u+ r``, ``du-/dt = v- r``,
+    ``dv-/dt = u- r`` (tied: ``du+/dt = -2 u+ r``, ``du-/dt = 2 u- r``).
+    """
+
+    tied: bool = False
+
+    @property
+    def names(self):
+        return ("u_plus", "u_minus") if self.tied else ("u_plus", "v_plus", "u_minus", "v_minus")
+
+    def beta(self, p):
+        if self.tied:
+            return p["u_plus"] ** 2 - p["u_minus"] ** 2
+        return p["u_plus"] * p["v_plus"] - p["u_minus"] * p["v_minus"]
+
+    def outputs(self, p, X):
+        return X @ self.beta(p)
+
+    def grad(self, p, X, y):
+        r = X.T @ (X @ self.beta(p) - y)
+        if self.tied:
+            return {"u_plus": 2 * p["u_plus"] * r, "u_minus": -2 * p["u_minus"] * r}
+        return {"u_plus": p["v_plus"] * r, "v_plus": p["u_plus"] * r,
+                "u_minus": -p["v_minus"] * r, "v_minus": -p["u_minus"] * r}
+
+
+@dataclass(frozen=True)
+class TwoLayerNet:
+    """Two-layer network ``f(x) = sum_i a_i sigma(w_i^T x)``, ``sigma(z) = max(z, rho z)``; ``rho = 1`` is linear.
+
+    Parameters ``a`` (m,) and ``W`` (m, d). Its effective linear predictor is ``beta = W^T a`` (``w~ = a w`` for
+    one neuron); with ``rho = 1``, ``f(x) = beta^T x``. Gradient flow: ``da_i/dt = -sum_n e_n sigma(w_i^T x_n)``,
+    ``dw_i/dt = -a_i sum_n e_n sigma'(w_i^T x_n) x_n`` with ``e = f(X) - y``.
+    """
+
+    rho: float = 1.0
+
+    names = ("a", "W")
+
+    def __post_init__(self):
+        if not 0 < self.rho <= 1:
+            raise ValueError(f"rho must lie in (0, 1] (1: linear, <1: leaky ReLU), got {self.rho!r}")
+
+    def beta(self, p):
+        return p["W"].T @ p["a"]
+
+    def outputs(self, p, X):
+        z = X @ p["W"].T  # (n, m)
+        return np.maximum(z, self.rho * z) @ p["a"]
+
+    def grad(self, p, X, y):
+        z = X @ p["W"].T
+        act = np.maximum(z, self.rho * z)
+        e = act @ p["a"] - y
+        slope = np.where(z > 0, 1.0, self.rho)
+        return {"a": act.T @ e, "W": p["a"][:, None] * ((slope * e[:, None]).T @ X)}
+
+
+def diagonal_init(alpha, s, d, *, tied=False):
+    """Symmetric initialization of a :class:`DiagonalNet`: every coordinate of ``u+ = u-`` is ``u0`` and of
+    ``v+ = v-`` is ``v0`` (:func:`fibook.shape.diagonal_u0_v0`), so ``beta(0) = 0``. ``alpha = u0 v0``.
+
+    The tied model has ``u = v``, so only ``s = 0`` is allowed; ``u0 = sqrt(alpha)`` (Woodworth's scale squared).
+    """
+    if int(d) != d or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
+    if tied and s != 0:
+        raise ValueError(f"the tied model u+^2 - u-^2 has u = v, so its shape s must be 0, got {s!r}")
+    u0, v0 = diagonal_u0_v0(alpha, s)
+    u, v = np.full(int(d), float(u0)), np.full(int(d), float(v0))
+    if tied:
+        return {"u_plus": u.copy(), "u_minus": u.copy()}
+    return {"u_plus": u.copy(), "v_plus": v.copy(), "u_minus": u.copy(), "v_minus": v.copy()}
+
+
+def two_layer_init(alpha, s, d, *, width=1, rng=None, signs=None):
+    """Initialization of a :class:`TwoLayerNet` from scale and shape (the official code's ``symmetric_init``).
+
+    Each ``w_i(0)`` is a uniformly random direction of norm ``sqrt(alpha (1 - s) / (1 + s))`` and
+    ``|a_i(0)| = sqrt(alpha (1 + s) / (1 - s))``, so ``alpha = |a0| ||w0||`` and
+    ``delta = a0^2 - ||w0||^2 = 4 alpha s / (1 - s^2)``. Signs of ``a_i`` are random unless ``signs`` is given.
+    """
+    check_alpha_s(alpha, s, shape_range="neuron")
+    if int(width) != width or width < 1:
+        raise ValueError(f"width must be a positive integer, got {width!r}")
+    rng = np.random.default_rng(rng)
+    a_abs, w_norm = neuron_a_w0(alpha, s)
+    W = rng.standard_normal((int(width), int(d)))
+    W *= w_norm / np.linalg.norm(W, axis=1, keepdims=True)
+    signs = rng.choice([-1.0, 1.0], size=int(width)) if signs is None else np.sign(np.broadcast_to(signs, (width,)))
+    if np.any(signs == 0):
+        raise ValueError("signs must be non-zero")
+    return {"a": a_abs * signs.astype(float), "W": W}
+
+
+def conserved(model, p):
+    """Quantities gradient flow keeps constant.
+
+    Diagonal untied: ``u+_i^2 - v+_i^2`` and ``u-_i^2 - v-_i^2`` (the ``delta_i``); tied: ``u+_i u-_i``.
+    Two-layer (linear or leaky): the m x m matrix ``a a^T - W W^T`` (diagonal: ``delta_i = a_i^2 - ||w_i||^2``),
+    whose off-diagonal entries are conserved only for the linear network.
+    """
+    if isinstance(model, DiagonalNet):
+        if model.tied:
+            return {"u_plus*u_minus": p["u_plus"] * p["u_minus"]}
+        return {"delta_plus": p["u_plus"] ** 2 - p["v_plus"] ** 2,
+                "delta_minus": p["u_minus"] ** 2 - p["v_minus"] ** 2}
+    if isinstance(model, TwoLayerNet):
+        return {"aa^T-WW^T": np.outer(p["a"], p["a"]) - p["W"] @ p["W"].T}
+    raise TypeError(f"unknown model {type(model).__name__}; expected DiagonalNet or TwoLayerNet")
+
+
+@dataclass(frozen=True)
+class FlowResult:
+    """End of a training run: parameters, the linear predictor, the final loss, the time (or GD steps) reached,
+    and, if requested, the recorded times and parameters along the way."""
+
+    params: dict
+    beta: np.ndarray
+    loss: float
+    t: float
+    times: np.ndarray | None = None
+    path: list | None = None
+
+
+def _check_init(model, init, d):
+    missing = [k for k in model.names if k not in init]
+    if missing:
+        raise ValueError(f"init lacks {missing}; {type(model).__name__} needs {list(model.names)}")
+    p = {k: np.array(init[k], dtype=float) for k in model.names}
+    width = p["W"].shape[-1] if "W" in p else p["u_plus"].shape[-1]
+    if width != d or ("W" in p and (p["W"].ndim != 2 or p["a"].shape != (p["W"].shape[0],))):
+        raise ValueError(f"init shapes {({k: v.shape for k, v in p.items()})} do not match d = {d}")
+    return p
+
+
+def gradient_flow(model, X, y, init, *, method="ode", t_max=1e4, rtol=1e-11, atol=1e-14, loss_tol=1e-26,
+                  lr=1e-3, max_steps=1_000_000, check_every=100, record=None):
+    """Train ``model`` from ``init`` on ``L = 1/2 ||f(X) - y||^2``; return a :class:`FlowResult`.
+
+    ``method="ode"``: gradient flow ``dp/dt = -grad L`` integrated by ``scipy.integrate.solve_ivp`` (LSODA,
+    relative tolerance ``rtol``, absolute ``atol``) until ``t_max`` or until ``L < loss_tol * max(1, ||y||^2)``.
+    ``record`` (times) stores the path at those times.
+
+    ``method="gd"``: plain gradient descent ``p <- p - lr grad L``, stopped (checked every ``check_every``
+    steps) once ``L < loss_tol * max(1, ||y||^2)`` or after ``max_steps``; ``record`` (a step interval) stores
+    the path every that many steps. Small ``lr`` approximates the flow at time ``steps * lr``.
+    """
+    X, y = check_problem(X, y)
+    p0 = _check_init(model, init, X.shape[1])
+    names, shapes = model.names, [p0[k].shape for k in model.names]
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    target = loss_tol * max(1.0, float(y @ y))
+
+    def unpack(theta):
+        return {k: theta[sizes[i]:sizes[i + 1]].reshape(shapes[i]) for i, k in enumerate(names)}
+
+    def pack(p):
+        return np.concatenate([p[k].ravel() for k in names])
+
+    def loss(p):
+        e = model.outputs(p, X) - y
+        return 0.5 * float(e @ e)
+
+    def rhs(_t, theta):
+        g = model.grad(unpack(theta), X, y)
+        return -pack(g)
+
+    if method == "ode":
+        def converged(_t, theta):
+            return loss(unpack(theta)) - target
+
+        converged.terminal = True
+        t_eval = None
+        if record is not None:
+            t_eval = np.unique(np.append(np.asarray(record, dtype=float), t_max))
+            t_eval = t_eval[(t_eval >= 0) & (t_eval <= t_max)]
+        sol = solve_ivp(rhs, (0.0, float(t_max)), pack(p0), method="LSODA", rtol=rtol, atol=atol,
+                        events=converged, t_eval=t_eval)
+        if sol.status == -1:
+            raise RuntimeError(f"gradient-flow integration failed: {sol.message}")
+        stopped = sol.status == 1
+        p_end = unpack((sol.y_events[0][0] if stopped else sol.y[:, -1]).copy())
+        t_end = float(sol.t_events[0][0]) if stopped else float(sol.t[-1])
+        path = None if t_eval is None else [unpack(sol.y[:, j].copy()) for j in range(sol.y.shape[1])]
+        times = None if t_eval is None else sol.t
+        return FlowResult(p_end, model.beta(p_end), loss(p_end), t_end, times, path)
+    if method == "gd":
+        theta = pack(p0)
+        times, path = ([0.0], [unpack(theta.copy())]) if record else (None, None)
+        step = 0
+        while step < max_steps:
+            theta = theta + lr * rhs(0.0, theta)
+            step += 1
+            if record and step % record == 0:
+                times.append(float(step))
+                path.append(unpack(theta.copy()))
+            if step % check_every == 0 and loss(unpack(theta)) < target:
+                break
+        p_end = unpack(theta)
+        return FlowResult(p_end, model.beta(p_end), loss(p_end), float(step),
+                          None if times is None else np.array(times), path)
+    raise ValueError(f"method must be 'ode' or 'gd', got {method!r}")
