@@ -54,6 +54,27 @@ class ForgettingScale:
 
 
 @dataclass(frozen=True)
+class LayerwiseScale:
+    """Part III sizes (layer-wise learning rates; the paper's settings at ``gpu``/``paper``).
+
+    ``width``: h of the closed-form figures; ``mc_widths``/``mc_draws``: widths and sampled networks of the
+    closed form vs Monte-Carlo check; ``gap_widths``/``gap_draws``: widths and draws of surrogate vs true GD;
+    ``grid``: points per axis of the (eta1, eta2) landscape; ``sim_width``: h of the simulated GD curves;
+    ``sched_steps``/``sched_draws``: GD steps and sampled problems per scheduler comparison.
+    """
+
+    width: int
+    mc_widths: tuple[int, ...]
+    mc_draws: int
+    gap_widths: tuple[int, ...]
+    gap_draws: int
+    grid: int
+    sim_width: int
+    sched_steps: int
+    sched_draws: int
+
+
+@dataclass(frozen=True)
 class Scale:
     """One named preset: what it is for, where it is meant to run, and the sizes of every Part."""
 
@@ -61,6 +82,7 @@ class Scale:
     purpose: str
     device: str
     forgetting: ForgettingScale
+    layerwise: LayerwiseScale
 
 
 _FULL_FASHION = DataScale("fashion_mnist", 50_000, 10_000, 10_000)
@@ -75,6 +97,8 @@ SCALES: dict[str, Scale] = {
             data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
             sigma_w=(0.1, 2.5), seeds=(0,),
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 32, 64), gap_draws=4,
+                                 grid=41, sim_width=32, sched_steps=4, sched_draws=2),
     ),
     "book": Scale(
         name="book",
@@ -84,6 +108,8 @@ SCALES: dict[str, Scale] = {
             data=DataScale("fashion_mnist", 5_000, 2_000, 3_000), width=16, epochs=60,
             sigma_w=SIGMA_W_GRID, seeds=(0,),
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 512),
+                                 gap_draws=8, grid=101, sim_width=256, sched_steps=16, sched_draws=8),
     ),
     "gpu": Scale(
         name="gpu",
@@ -92,6 +118,9 @@ SCALES: dict[str, Scale] = {
         forgetting=ForgettingScale(
             data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
+                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
+                                 sched_steps=16, sched_draws=2),
     ),
     "paper": Scale(
         name="paper",
@@ -100,6 +129,9 @@ SCALES: dict[str, Scale] = {
         forgetting=ForgettingScale(
             data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0, 1, 2),
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
+                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=5, grid=200, sim_width=1000,
+                                 sched_steps=16, sched_draws=5),
     ),
 }
 
