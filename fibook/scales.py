@@ -103,6 +103,27 @@ class ShapeScale:
 
 
 @dataclass(frozen=True)
+class LayerwiseScale:
+    """Part III sizes (layer-wise learning rates; the paper's settings at ``gpu``/``paper``).
+
+    ``width``: h of the closed-form figures; ``mc_widths``/``mc_draws``: widths and sampled networks of the
+    closed form vs Monte-Carlo check; ``gap_widths``/``gap_draws``: widths and draws of surrogate vs true GD;
+    ``grid``: points per axis of the (eta1, eta2) landscape; ``sim_width``: h of the simulated GD curves;
+    ``sched_steps``/``sched_draws``: GD steps and sampled problems per scheduler comparison.
+    """
+
+    width: int
+    mc_widths: tuple[int, ...]
+    mc_draws: int
+    gap_widths: tuple[int, ...]
+    gap_draws: int
+    grid: int
+    sim_width: int
+    sched_steps: int
+    sched_draws: int
+
+
+@dataclass(frozen=True)
 class Scale:
     """One named preset: what it is for, where it is meant to run, and the sizes of every Part."""
 
@@ -111,6 +132,7 @@ class Scale:
     device: str
     forgetting: ForgettingScale
     shape: ShapeScale
+    layerwise: LayerwiseScale
 
 
 _FULL_FASHION = DataScale("fashion_mnist", 50_000, 10_000, 10_000)
@@ -138,6 +160,8 @@ SCALES: dict[str, Scale] = {
             shapes=(0.0, 0.9), n_instances=1, gd_checks=1, gd_max_steps=20_000, explorer_frames=(3, 2),
             n_small=10, d_small=30,
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 32, 64), gap_draws=4,
+                                 grid=41, sim_width=32, sched_steps=4, sched_draws=2),
     ),
     "book": Scale(
         name="book",
@@ -156,6 +180,8 @@ SCALES: dict[str, Scale] = {
             shapes=SHAPE_SHAPES, n_instances=1, gd_checks=3, gd_max_steps=400_000, explorer_frames=(7, 5),
             n_small=10, d_small=30,
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 512),
+                                 gap_draws=8, grid=101, sim_width=256, sched_steps=16, sched_draws=8),
     ),
     "gpu": Scale(
         name="gpu",
@@ -168,6 +194,9 @@ SCALES: dict[str, Scale] = {
             shapes=SHAPE_SHAPES, n_instances=5, gd_checks=3, gd_max_steps=10_000_000, explorer_frames=(9, 5),
             n_small=10, d_small=30,
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
+                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
+                                 sched_steps=16, sched_draws=2),
     ),
     "paper": Scale(
         name="paper",
@@ -180,6 +209,9 @@ SCALES: dict[str, Scale] = {
             shapes=SHAPE_SHAPES, n_instances=20, gd_checks=5, gd_max_steps=10_000_000, explorer_frames=(9, 5),
             n_small=10, d_small=30,
         ),
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
+                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=5, grid=200, sim_width=1000,
+                                 sched_steps=16, sched_draws=5),
     ),
 }
 

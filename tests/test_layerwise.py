@@ -1,0 +1,185 @@
+"""Part III closed forms and simulations, checked against independent computations.
+
+Closed forms vs Monte Carlo over sampled networks, surrogate vs literal gradient descent, the reduced (X-free)
+update vs autograd on the full data matrix, and the digest's pinned values (derived independently of this code).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from fibook import layerwise as lw
+
+# (depth, eta1, eta2) -> (L1 with the 2p term, L1 without it, L2, exact-GD L1 or None), h = 1000.
+PINNED = {
+    (2, 13500, 13500): (0.94776258, 0.94776222, 0.87887982, 0.94841910),
+    (2, 1350, 25650): (0.94773027, 0.94773020, 0.89254703, 0.94781184),
+    (2, 31500, 31500): (0.87995554, 0.87995356, 0.59250370, 0.88355814),
+    (2, 3150, 59850): (0.87900492, 0.87900454, 0.72548371, 0.87958996),
+    (3, 15, 15): (0.94190050, 0.94190005, 0.85990714, None),
+    (3, 1.5, 28.5): (0.94190009, 0.94190000, 0.87987220, None),
+    (3, 50, 50): (0.81101125, 0.81100625, 0.10273281, None),
+    (3, 5, 95): (0.81100118, 0.81100023, 0.49921506, None),
+}
+
+
+@pytest.mark.parametrize("key", list(PINNED))
+def test_pinned_reference_values(key):
+    depth, e1, e2 = key
+    l1, l1_code, l2, l1_exact = PINNED[key]
+    assert lw.closed_form_loss(depth, 1000, e1, e2, 1) == pytest.approx(l1, abs=1e-8)
+    assert lw.closed_form_loss(depth, 1000, e1, e2, 1, variant="official_code") == pytest.approx(l1_code, abs=1e-8)
+    assert lw.closed_form_loss(depth, 1000, e1, e2, 2) == pytest.approx(l2, abs=1e-8)
+    assert lw.closed_form_loss(depth, 1000, e1, e2, 0) == pytest.approx(1.001, abs=1e-12)
+    if l1_exact is not None:
+        assert lw.exact_one_step_loss(1000, e1, e2) == pytest.approx(l1_exact, abs=1e-8)
+
+
+def _random_cases():
+    """Random (depth, h, eta1, eta2) in the paper's regime: S ~ h^1.5 (depth 2), S ~ h^0.75 (depth 3)."""
+    rng = np.random.default_rng(7)
+    cases = []
+    for depth, power in ((2, 1.5), (3, 0.75)):
+        for _ in range(2):
+            h = int(rng.choice([16, 24, 32]))
+            budget = rng.uniform(0.5, 2.0) * h**power
+            frac = rng.uniform(0.1, 0.9)
+            cases.append((depth, h, frac * budget, (1 - frac) * budget))
+    return cases
+
+
+@pytest.mark.parametrize("depth,h,eta1,eta2", _random_cases())
+def test_closed_forms_agree_with_monte_carlo(depth, h, eta1, eta2):
+    mc = lw.simulate(depth, h, eta1, eta2, steps=2, surrogate=True, draws=3000, seed=11)
+    for step in (0, 1, 2):
+        z = (mc.mean[step] - lw.closed_form_loss(depth, h, eta1, eta2, step)) / mc.sem[step]
+        assert abs(z) < 3, (step, z)
+
+
+@pytest.mark.parametrize("depth,h", [(2, 16), (3, 32)])
+def test_monte_carlo_rejects_the_step1_formula_without_the_2p_term(depth, h):
+    budget = 2 * h**1.5 if depth == 2 else 2 * h**0.75
+    mc = lw.simulate(depth, h, 0.5 * budget, 0.5 * budget, steps=1, draws=6000, seed=3)
+    z = (mc.mean[1] - lw.closed_form_loss(depth, h, 0.5 * budget, 0.5 * budget, 1, "official_code")) / mc.sem[1]
+    assert z > 5
+
+
+@pytest.mark.parametrize("h", [16, 32])
+def test_exact_one_step_formula_agrees_with_literal_gd(h):
+    budget = 2 * h**1.5
+    mc = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3000, seed=5)
+    z = (mc.mean[1] - lw.exact_one_step_loss(h, 0.3 * budget, 0.7 * budget)) / mc.sem[1]
+    assert abs(z) < 3
+
+
+def test_surrogate_gap_shrinks_like_one_over_width_at_step_one():
+    widths = np.array([128, 256, 512])
+    gaps = []
+    for h in widths:
+        budget = 2 * h**1.5
+        sur = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=True, draws=3, seed=1)
+        ex = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3, seed=1)
+        gaps.append(abs(ex.mean[1] - sur.mean[1]))
+    slope = np.polyfit(np.log(widths), np.log(gaps), 1)[0]
+    assert abs(slope + 1) < 0.2, slope
+
+
+def _literal_gd(setup, x, rates, steps):
+    """Autograd on the full training loss (1/2n)||X W a / c - X beta||^2, one problem (draw 0)."""
+    ws = [w[0].clone() for w in setup.weights]
+    a = None if setup.a is None else setup.a[0]
+    for _ in range(steps):
+        ws = [w.detach().requires_grad_(True) for w in ws]
+        prod = ws[0]
+        for w in ws[1:]:
+            prod = prod @ w
+        out = x @ (prod if a is None else prod @ a) / setup.c
+        loss = ((out - x @ setup.beta[0]) ** 2).sum() / (2 * x.shape[0])
+        grads = torch.autograd.grad(loss, ws)
+        ws = [w.detach() - r * g for w, r, g in zip(ws, rates, grads, strict=True)]
+    return ws
+
+
+@pytest.mark.parametrize("depth,init,data", [(2, "orthogonal", "orthogonal"), (3, "orthogonal", "orthogonal"),
+                                             (2, "gaussian", "gaussian"), (4, "gaussian", "gaussian")])
+def test_reduced_update_equals_literal_gd_on_the_data_matrix(depth, init, data):
+    h = 12
+    setup = lw.sample_setup(depth, h, 1, init, data, seed=2)
+    gen = torch.Generator().manual_seed(9)
+    if data == "orthogonal":
+        q, _ = torch.linalg.qr(torch.randn(h, h, generator=gen, dtype=torch.float64))
+        x = h**0.5 * q
+        setup = lw.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, None, setup.c)
+    else:
+        x = torch.randn(h, h, generator=gen, dtype=torch.float64)
+        setup = lw.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, (x.T @ x / h)[None], setup.c)
+    rates = lw.layer_rates(depth, 0.7 * h, 1.3 * h)
+    _, _, reduced = lw.descend(setup.weights, lambda w: lw.gradient(setup, w), lambda w: lw.population_loss(setup, w),
+                               lambda w, g, t: rates, 2)
+    literal = _literal_gd(setup, x, rates, 2)
+    for w_red, w_lit in zip(reduced, literal, strict=True):
+        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
+
+
+def test_gradient_norms_show_the_sqrt_width_gap():
+    h = 48
+    rows = lw.gradient_norms(lw.sample_setup(2, h, 3, seed=4))
+    for r in rows:
+        assert r["A_op"] == pytest.approx(h**-1.5, rel=1e-10)
+        assert r["A_F"] == pytest.approx(h**-1.0, rel=1e-10)
+        assert r["B_op"] == pytest.approx(h**-2.0, rel=1e-10)
+        assert r["B_F"] == pytest.approx(h**-1.5, rel=1e-10)
+
+
+def test_split_curvature_matches_finite_differences_and_the_sign_tables():
+    h, budget, t = 1000, 2 * 1000**1.5, 50.0
+    for depth, b in ((2, budget), (3, 2 * 1000**0.5)):
+        for step in (1, 2):
+            dt = t * b / budget
+            f = [lw.closed_form_loss(depth, h, b / 2 + d, b / 2 - d, step) for d in (-dt, 0.0, dt)]
+            fd = (f[0] - 2 * f[1] + f[2]) / dt**2
+            assert lw.split_curvature(depth, h, b, step) == pytest.approx(fd, rel=1e-3)
+    # step 1: equal rates are a maximum; step 2 (depth 2): a minimum for alpha in [1, 1.5] at h >= 512
+    for hh in (512, 1000, 2048):
+        for alpha in (1.0, 1.25, 1.5):
+            assert lw.split_curvature(2, hh, 2 * hh**alpha, 1) < 0
+            assert lw.split_curvature(2, hh, 2 * hh**alpha, 2) > 0
+        for alpha in (0.0, 0.25, 0.5):
+            assert lw.split_curvature(3, hh, 2 * hh**alpha, 2) > 0
+    assert lw.split_curvature(2, 256, 2 * 256**1.5, 2) < 0  # below the width window
+    # the depth-2 window at h = 1000 is 503 <= eta <= 4.44e4 per layer
+    assert lw.split_curvature(2, 1000, 2 * 495, 2) < 0 < lw.split_curvature(2, 1000, 2 * 510, 2)
+    assert lw.split_curvature(2, 1000, 2 * 4.40e4, 2) > 0 > lw.split_curvature(2, 1000, 2 * 4.48e4, 2)
+
+
+def test_closed_form_broadcasts_over_rate_arrays():
+    e1 = np.array([[10.0], [200.0], [3000.0]])
+    e2 = np.array([[5.0, 50.0, 500.0, 5000.0]])
+    grid = lw.closed_form_loss(2, 256, e1, e2, 2)
+    assert grid.shape == (3, 4)
+    assert grid[2, 1] == pytest.approx(float(lw.closed_form_loss(2, 256, 3000.0, 50.0, 2)), rel=1e-15)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"depth": 4}, r"depth must be one of \(2, 3\)"),
+    ({"step": 3}, r"step must be one of \(0, 1, 2\)"),
+    ({"eta1": -1.0}, r"learning rate eta1 must be finite and >= 0"),
+    ({"eta2": np.array([1.0, -2.0])}, r"learning rate eta2 must be finite and >= 0"),
+    ({"h": 0}, r"width h must be a positive number"),
+    ({"variant": "code"}, r"variant must be one of \('paper', 'official_code'\)"),
+])
+def test_bad_input_is_rejected_with_what_is_allowed(kwargs, match):
+    args = {"depth": 2, "h": 64, "eta1": 1.0, "eta2": 2.0, "step": 1} | kwargs
+    with pytest.raises(ValueError, match=match):
+        lw.closed_form_loss(**args)
+
+
+def test_simulation_rejects_bad_settings():
+    with pytest.raises(ValueError, match=r"init must be one of \('orthogonal', 'gaussian'\)"):
+        lw.simulate(2, 8, 1.0, 1.0, init="uniform", draws=2)
+    with pytest.raises(ValueError, match="width h must be a positive number"):
+        lw.simulate(2, -8, 1.0, 1.0, draws=2)
+    with pytest.raises(ValueError, match="learning rate eta2 must be finite and >= 0"):
+        lw.simulate(3, 8, 1.0, -1.0, draws=2)
+    with pytest.raises(ValueError, match="steps must be a non-negative integer"):
+        lw.simulate(3, 8, 1.0, 1.0, steps=-1, draws=2)
