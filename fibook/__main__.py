@@ -1,7 +1,10 @@
 """Command line: ``python -m fibook COMMAND``.
 
-``data``   check that the datasets are present and intact (``--download`` fetches what is missing).
-``scales`` print the table of named scales.
+``data``    check that the datasets are present and intact (``--download`` fetches what is missing).
+``scales``  print the table of named scales.
+``sweep``   run what is missing of a Part I experiment (resumable; parallel with --workers or --cluster).
+``status``  done / diverged / failed / remaining runs of an experiment, and the estimated time left.
+``repair``  drop the broken tail of an experiment's results file.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import argparse
 import sys
 
 from fibook import data, scales
+from fibook.experiments import EXPERIMENTS
 
 
 def cmd_data(args) -> int:
@@ -31,6 +35,58 @@ def cmd_scales(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from fibook.sweep import run_sweep
+
+    counts = run_sweep(args.name, args.scale, workers=args.workers, device=args.device, cluster=args.cluster,
+                       fuse=args.fuse, max_population=args.max_population, progress=not args.quiet)
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def cmd_status(args) -> int:
+    from fibook.sweep import status
+
+    s = status(args.name, args.scale, workers=args.workers)
+    eta = "unknown (no finished run yet)" if s["eta_seconds"] is None else f"{s['eta_seconds'] / 60:.1f} min"
+    print(f"{s['experiment']} [{s['scale']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
+          f"failed {s['failed']}, remaining {s['remaining']} (of which {s['reusable']} reusable from other "
+          f"experiments); estimated time left at {args.workers} worker(s): {eta}\n{s['path']}")
+    return 0
+
+
+def cmd_repair(args) -> int:
+    from fibook.results import repair, results_path
+
+    path = results_path(args.name, args.scale)
+    dropped = repair(path)
+    print(f"{path}: dropped {dropped} broken line(s)" if dropped else f"{path}: nothing to repair")
+    return 0
+
+
+def _experiment(name: str) -> str:
+    if name not in EXPERIMENTS:
+        raise argparse.ArgumentTypeError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
+    return name
+
+
+def _scale(name: str) -> str:
+    try:
+        return scales.get_scale(name).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fibook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -42,8 +98,31 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_data)
     p = sub.add_parser("scales", help="print the named scales")
     p.set_defaults(func=cmd_scales)
+
+    def experiment_parser(cmd: str, help_: str, func):
+        q = sub.add_parser(cmd, help=help_)
+        q.add_argument("name", type=_experiment, metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
+        q.add_argument("--scale", type=_scale, default=None,
+                       help=f"one of: {', '.join(scales.SCALE_NAMES)} (default: $FIBOOK_SCALE or book)")
+        q.set_defaults(func=func)
+        return q
+
+    q = experiment_parser("sweep", "run what is missing of an experiment", cmd_sweep)
+    q.add_argument("--workers", type=_positive, default=1, help="parallel worker processes, one thread each")
+    q.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    q.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="a Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
+    q.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
+    q.add_argument("--max-population", type=_positive, default=16, help="largest fused population (default 16)")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    q = experiment_parser("status", "what an experiment has done and has left", cmd_status)
+    q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")
+    experiment_parser("repair", "drop the broken tail of an experiment's results file", cmd_repair)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ValueError, data.DatasetError) as e:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {e}\n")
 
 
 if __name__ == "__main__":

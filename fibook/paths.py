@@ -1,7 +1,7 @@
 """Where the project keeps its data and results.
 
-``DATA_DIR`` is ``$FIBOOK_DATA`` when set, else the ``data/`` folder of this checkout. Results of sweeps live
-under ``DATA_DIR / "results"``.
+Datasets are looked for in ``$FIBOOK_DATA`` when set, else in the ``data/`` folder of this checkout. Results of
+sweeps live in ``$FIBOOK_RESULTS`` when set, else in ``data/results`` of that folder.
 """
 
 from __future__ import annotations
@@ -19,5 +19,6 @@ def data_dir() -> Path:
 
 
 def results_dir() -> Path:
-    """The folder of sweep results: ``data_dir() / "results"``."""
-    return data_dir() / "results"
+    """The folder of sweep results: ``$FIBOOK_RESULTS`` or ``data_dir() / "results"``."""
+    env = os.environ.get("FIBOOK_RESULTS")
+    return Path(env).expanduser() if env else data_dir() / "results"
