@@ -123,7 +123,7 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, fuse: bo
 
     local = None
     if cluster is None:
-        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster if cluster is not None else local)
     try:
         futures = [client.submit(train_group, g, *args, pure=False) for g in groups]
