@@ -50,7 +50,7 @@ store-notebooks: setup data
 	  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=1200 $(NOTEBOOKS)
 
 benchmarks: setup data
-	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf _build .pytest_cache
