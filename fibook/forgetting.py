@@ -1,0 +1,163 @@
+"""Part I analysis: from the records of a results file to the quantities the chapters show.
+
+Runs are grouped into *arms* (everything but sigma_w and seed); within an arm, seed-means are taken per sigma_w
+(digest of Das et al., section 3.3): Acc(sigma) = mean over seeds of the selected test accuracy, and
+
+    Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma)   (pp),
+
+Spread^interp the same over the sigma_w whose every seed interpolated, and the radial memory R = slope of
+log ||W_E|| against log sigma_w over seed-mean final norms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fibook import metrics
+
+ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",
+              "precision", "augment", "schedule")
+OPTIMIZER_NAMES = {"sgd": "SGD", "msgd": "momentum SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+CLOCK_OF = {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt", "muon": "T_adapt", "adamw": "T_L2"}
+
+
+def arm_of(config: dict) -> tuple:
+    """The fields that define an arm: all but sigma_w and seed."""
+    return tuple((k, repr(config.get(k))) for k in ARM_FIELDS)
+
+
+def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> str:
+    """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``."""
+    name = OPTIMIZER_NAMES.get(config["optimizer"], config["optimizer"])
+    if config["optimizer"] == "sgd" and config.get("weight_decay"):
+        name += " + L2"
+    parts = []
+    for key in show:
+        if key == "lr":
+            parts.append(f"η = {config['lr']:g}")
+        elif key == "weight_decay" and config.get("weight_decay"):
+            parts.append(f"λ = {config['weight_decay']:g}")
+        elif key == "batch_size":
+            parts.append(f"b = {config['batch_size']}")
+        elif key == "epochs":
+            parts.append(f"{config['epochs']} epochs")
+        elif key == "arch":
+            parts.append(config["arch"])
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
+def forgetting_clock(record: dict) -> tuple[str, float]:
+    """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, T_adapt for
+    Adam and Muon, T_SGD for (momentum) SGD."""
+    config, clocks = record["config"], record["summary"]["clocks"]
+    key = "T_L2" if config.get("weight_decay") else CLOCK_OF.get(config["optimizer"], "T_SGD")
+    return key, clocks[key]
+
+
+@dataclass
+class Arm:
+    """One arm's runs, seed-averaged per sigma_w."""
+
+    label: str
+    config: dict  # of its first run
+    sigmas: list[float]
+    acc: list[float]  # seed-mean selected test accuracy per sigma (fraction)
+    acc_min: list[float]
+    acc_max: list[float]
+    interpolated: list[bool]  # every seed reached train accuracy >= 99.5 %
+    tau: list[float]  # seed-mean tau_interp (nan where some seed never interpolated)
+    init_norm: list[float]
+    final_norm: list[float]
+    diverged: list[bool]  # some seed diverged
+    records: list[dict]
+
+    @property
+    def spread_pp(self) -> float:
+        ok = {s: a for s, a, d in zip(self.sigmas, self.acc, self.diverged, strict=True) if not d}
+        return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
+
+    @property
+    def spread_interp_pp(self) -> float:
+        ok = {s: a for s, a, i in zip(self.sigmas, self.acc, self.interpolated, strict=True) if i}
+        return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
+
+    @property
+    def radial_memory(self) -> float:
+        pairs = [(s, n) for s, n, d in zip(self.sigmas, self.final_norm, self.diverged, strict=True) if not d]
+        return metrics.radial_memory_slope(*zip(*pairs, strict=True)) if len(pairs) >= 2 else math.nan
+
+    def clock(self) -> tuple[str, float]:
+        return forgetting_clock(self.records[0])
+
+
+def arms(records: list[dict], show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> list[Arm]:
+    """Group finished (ok or diverged) records into arms, in order of first appearance, sigma_w ascending."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in records:
+        if r["status"] in ("ok", "diverged"):
+            groups[arm_of(r["config"])].append(r)
+    out = []
+    for rs in groups.values():
+        by_sigma: dict[float, list[dict]] = defaultdict(list)
+        for r in rs:
+            by_sigma[r["config"]["sigma_w"]].append(r)
+        sigmas = sorted(by_sigma)
+        cols = defaultdict(list)
+        for s in sigmas:
+            seeds = by_sigma[s]
+            accs = [r["summary"]["selected_test_acc"] or 0.0 for r in seeds]
+            taus = [r["summary"]["tau_interp"] for r in seeds]
+            cols["acc"].append(float(np.mean(accs)))
+            cols["acc_min"].append(min(accs))
+            cols["acc_max"].append(max(accs))
+            cols["interpolated"].append(all(t is not None for t in taus))
+            cols["tau"].append(float(np.mean(taus)) if all(t is not None for t in taus) else math.nan)
+            cols["init_norm"].append(float(np.mean([r["summary"]["init_weight_norm"] for r in seeds])))
+            cols["final_norm"].append(float(np.mean([r["summary"]["final_weight_norm"] for r in seeds])))
+            cols["diverged"].append(any(r["status"] == "diverged" for r in seeds))
+        out.append(Arm(label=arm_label(rs[0]["config"], show), config=rs[0]["config"], sigmas=sigmas,
+                       records=rs, **cols))
+    return out
+
+
+def summary_rows(arm_list: list[Arm]) -> list[dict]:
+    """One display row per arm: spread, spread over interpolating sigma_w, radial memory, clock."""
+    rows = []
+    for a in arm_list:
+        clock, value = a.clock()
+        rows.append({
+            "arm": a.label,
+            "spread (pp)": f"{a.spread_pp:.1f}",
+            "spread, interpolating σ_w only (pp)": f"{a.spread_interp_pp:.1f}",
+            "σ_w that interpolate": f"{sum(a.interpolated)} of {len(a.sigmas)}",
+            "radial memory R": f"{a.radial_memory:.2f}",
+            "clock": f"{clock} = {value:.3g}",
+        })
+    return rows
+
+
+def norm_ratio_curves(arm: Arm) -> dict[float, np.ndarray]:
+    """Per sigma_w (first seed): ||W(t)|| / ||W(0)|| over the recorded epochs."""
+    curves = {}
+    for r in arm.records:
+        s = r["config"]["sigma_w"]
+        if s not in curves:
+            norms = np.asarray(r["history"]["weight_norm"], dtype=float)
+            curves[s] = norms / norms[0]
+    return dict(sorted(curves.items()))
+
+
+def radial_memory_by_epoch(arm: Arm) -> np.ndarray:
+    """R(t): the radial-memory slope recomputed at every epoch all sigma_w have recorded (R(0) = 1 exactly
+    under common random numbers)."""
+    hist = {}
+    for r in arm.records:
+        hist.setdefault(r["config"]["sigma_w"], r["history"]["weight_norm"])
+    sigmas = sorted(hist)
+    epochs = min(len(h) for h in hist.values())
+    return np.array([metrics.radial_memory_slope(sigmas, [hist[s][t] for s in sigmas]) for t in range(epochs)])

@@ -1,0 +1,63 @@
+"""Part I analysis on synthetic records with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fibook import forgetting
+
+
+def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, status="ok"):
+    init = 10.0 * sigma
+    return {
+        "status": status,
+        "config": {"dataset": "fashion_mnist", "arch": "resnet9", "width": 16, "optimizer": optimizer, "lr": lr,
+                   "weight_decay": wd, "batch_size": 128, "epochs": 3, "sigma_w": sigma, "seed": seed},
+        "summary": {"selected_test_acc": acc, "tau_interp": tau, "init_weight_norm": init,
+                    "final_weight_norm": final_norm, "clocks": {"T_SGD": 1e-3, "T_L2": 5.0 * wd, "T_adapt": 0.5}},
+        "history": {"weight_norm": [init, init * 1.1, final_norm]},
+    }
+
+
+def test_seed_means_spread_and_interpolation():
+    records = [rec(0.1, 0, 0.90, 2, 1.0), rec(0.1, 1, 0.88, 3, 1.0),
+               rec(1.0, 0, 0.80, 2, 10.0), rec(1.0, 1, 0.82, None, 10.0),
+               rec(2.5, 0, 0.70, 3, 25.0), rec(2.5, 1, 0.70, 3, 25.0),
+               rec(0.1, 0, 0.85, 1, 5.0, optimizer="adam", lr=1e-3), rec(2.5, 0, 0.84, 1, 5.0, optimizer="adam",
+                                                                         lr=1e-3)]
+    sgd, adam = forgetting.arms(records)
+    assert sgd.label == "SGD (η = 0.01)" and adam.label == "Adam (η = 0.001)"
+    assert sgd.sigmas == [0.1, 1.0, 2.5]
+    assert sgd.acc == pytest.approx([0.89, 0.81, 0.70])
+    assert sgd.acc_min == pytest.approx([0.88, 0.80, 0.70])
+    assert sgd.spread_pp == pytest.approx(19.0)  # 89 - 70
+    assert sgd.interpolated == [True, False, True]
+    assert sgd.spread_interp_pp == pytest.approx(19.0)
+    assert math.isnan(sgd.tau[1]) and sgd.tau[0] == 2.5
+    assert sgd.radial_memory == pytest.approx(1.0)  # final norm = 10 sigma
+    assert adam.spread_pp == pytest.approx(1.0) and adam.radial_memory == pytest.approx(0.0)
+    assert adam.clock() == ("T_adapt", 0.5)
+    rows = forgetting.summary_rows([sgd, adam])
+    assert rows[0]["spread (pp)"] == "19.0" and rows[0]["σ_w that interpolate"] == "2 of 3"
+
+
+def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
+    records = [rec(0.1, 0, 0.9, 1, 1.0, wd=0.06), rec(2.5, 0, 0.5, None, 2.0, wd=0.06),
+               rec(1.0, 0, 0.1, None, 1e9, wd=0.06, status="diverged")]
+    (arm,) = forgetting.arms(records)
+    assert arm.label == "SGD + L2 (η = 0.01, λ = 0.06)"
+    assert arm.clock() == ("T_L2", pytest.approx(0.3))
+    assert arm.diverged == [False, True, False]
+    assert arm.spread_pp == pytest.approx(40.0)
+    assert math.isnan(arm.spread_interp_pp)  # only one sigma_w interpolated
+
+
+def test_norm_ratios_and_radial_memory_over_epochs():
+    records = [rec(0.1, 0, 0.9, 1, 2.0), rec(2.5, 0, 0.8, 1, 2.0)]
+    (arm,) = forgetting.arms(records)
+    curves = forgetting.norm_ratio_curves(arm)
+    assert curves[0.1] == pytest.approx([1.0, 1.1, 2.0])
+    r_t = forgetting.radial_memory_by_epoch(arm)
+    assert r_t[0] == pytest.approx(1.0) and r_t[1] == pytest.approx(1.0) and r_t[2] == pytest.approx(0.0)
+    assert isinstance(r_t, np.ndarray)
