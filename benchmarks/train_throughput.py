@@ -14,8 +14,8 @@ import time
 
 import torch
 import torch.nn.functional as F
-from torch.utils.flop_counter import FlopCounterMode
 
+from fibook.cost import training_flops_per_image
 from fibook.models import build_model, init_sigma_w_
 from fibook.notebook import markdown_table
 from fibook.provenance import device_name
@@ -41,21 +41,13 @@ def matmul_roofline(device, dtype, n=2048, reps=5) -> float:
     return 2 * n**3 * reps / (time.perf_counter() - t)
 
 
-def step_flops(model, x, y) -> int:
-    """FLOPs of one forward + backward pass, counted by torch's FLOP counter."""
-    with FlopCounterMode(display=False) as counter:
-        F.cross_entropy(model(x), y).backward()
-    model.zero_grad()
-    return counter.get_total_flops()
-
-
 def images_per_second(arch, width, channels, size, batch, device, bf16, steps) -> tuple[float, int]:
     model = build_model(arch, width, channels)
     init_sigma_w_(model, 1.0)
     model.to(device)
     x = torch.randn(batch, channels, size, size, device=device)
     y = torch.randint(0, 10, (batch,), device=device)
-    flops = step_flops(model, x, y)
+    flops = batch * training_flops_per_image(arch, width, "fashion_mnist" if channels == 1 else "cifar10")
     if bf16:
         model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)

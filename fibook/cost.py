@@ -1,0 +1,41 @@
+"""What a Part I sweep costs: training FLOPs counted from the models themselves, images from the scales."""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from fibook.experiments import EXPERIMENTS, run_id, runs
+from fibook.models import build_model
+from fibook.scales import get_scale
+
+IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}
+
+
+@functools.lru_cache(maxsize=32)
+def training_flops_per_image(arch: str, width: int, dataset: str) -> float:
+    """FLOPs of one forward + backward pass per image, counted by torch's FLOP counter (matrix products and
+    convolutions; element-wise work is not counted)."""
+    channels, size = IMAGE_SHAPES[dataset]
+    model = build_model(arch, width, channels)
+    x, y = torch.randn(2, channels, size, size), torch.zeros(2, dtype=torch.long)
+    with FlopCounterMode(display=False) as counter:
+        F.cross_entropy(model(x), y).backward()
+    return counter.get_total_flops() / 2
+
+
+def sweep_cost(scale: str | None = None) -> list[dict]:
+    """Per experiment at ``scale``: the runs it adds (a run shared with an earlier experiment is counted there
+    only, as the sweep engine reuses it), their training images and training FLOPs (evaluation excluded)."""
+    rows, seen = [], set()
+    for name in EXPERIMENTS:
+        configs = [c for c in runs(name, get_scale(scale)) if run_id(c) not in seen]
+        seen.update(run_id(c) for c in configs)
+        images = sum(c.epochs * (c.n_train // c.batch_size) * c.batch_size for c in configs)
+        flops = sum(c.epochs * (c.n_train // c.batch_size) * c.batch_size
+                    * training_flops_per_image(c.arch, c.width, c.dataset) for c in configs)
+        rows.append({"experiment": name, "runs": len(configs), "images": images, "flops": flops})
+    return rows
