@@ -173,11 +173,16 @@ def _assemble(name: str, classes: Sequence[str], x: np.ndarray, y: np.ndarray,
 
 
 def _resolve_root(root: str | Path | None, create: bool) -> Path:
-    root = data_dir() if root is None else Path(root).expanduser()
+    """The data folder: an explicit ``root`` must exist (unless ``create``); the default may be absent (a fresh
+    checkout has no data/ yet), then only the system-wide copies are looked at."""
+    explicit = root is not None
+    root = Path(root).expanduser() if explicit else data_dir()
     if root.exists() and not root.is_dir():
         raise NotADirectoryError(f"data root {str(root)!r} is a file; pass the folder that holds the datasets "
                                  "(default: the checkout's data/ folder or $FIBOOK_DATA)")
     if not root.exists():
+        if not create and not explicit:
+            return root
         if not create:
             raise DatasetNotFoundError(
                 f"data root {str(root)!r} does not exist; pass an existing folder, or download=True to create "
