@@ -14,7 +14,7 @@ No size is written anywhere else: code that needs a size asks :func:`get_scale`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SCALE_ENV = "FIBOOK_SCALE"
 DEFAULT_SCALE = "book"
@@ -144,6 +144,22 @@ _PAPER_SETTINGS = dict(
     depths=("resnet9", "resnet56", "resnet110"), precision="auto",
 )
 
+_GPU = Scale(
+    name="gpu",
+    purpose="the paper's CIFAR-10 protocol on one GPU, one seed",
+    device="cuda",
+    forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
+                               **_PAPER_SETTINGS),
+    shape=ShapeScale(
+        d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
+        shapes=SHAPE_SHAPES, n_instances=5, gd_checks=3, gd_max_steps=10_000_000, explorer_frames=(9, 5),
+        n_small=10, d_small=30,
+    ),
+    layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
+                             gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
+                             sched_steps=16, sched_draws=2),
+)
+
 SCALES: dict[str, Scale] = {
     "smoke": Scale(
         name="smoke",
@@ -183,35 +199,12 @@ SCALES: dict[str, Scale] = {
         layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 512),
                                  gap_draws=8, grid=101, sim_width=256, sched_steps=16, sched_draws=8),
     ),
-    "gpu": Scale(
-        name="gpu",
-        purpose="the paper's CIFAR-10 protocol on one GPU, one seed",
-        device="cuda",
-        forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
-                                   **_PAPER_SETTINGS),
-        shape=ShapeScale(
-            d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
-            shapes=SHAPE_SHAPES, n_instances=5, gd_checks=3, gd_max_steps=10_000_000, explorer_frames=(9, 5),
-            n_small=10, d_small=30,
-        ),
-        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
-                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
-                                 sched_steps=16, sched_draws=2),
-    ),
-    "paper": Scale(
-        name="paper",
-        purpose="the paper's CIFAR-10 protocol in full",
-        device="cuda",
-        forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0, 1, 2),
-                                   **_PAPER_SETTINGS),
-        shape=ShapeScale(
-            d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
-            shapes=SHAPE_SHAPES, n_instances=20, gd_checks=5, gd_max_steps=10_000_000, explorer_frames=(9, 5),
-            n_small=10, d_small=30,
-        ),
-        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
-                                 gap_widths=(64, 128, 256, 512, 1000), gap_draws=5, grid=200, sim_width=1000,
-                                 sched_steps=16, sched_draws=5),
+    "gpu": _GPU,
+    "paper": replace(
+        _GPU, name="paper", purpose="the paper's CIFAR-10 protocol in full",
+        forgetting=replace(_GPU.forgetting, seeds=(0, 1, 2)),
+        shape=replace(_GPU.shape, n_instances=20, gd_checks=5),
+        layerwise=replace(_GPU.layerwise, gap_draws=5, sched_draws=5),
     ),
 }
 
@@ -256,3 +249,16 @@ def scale_table() -> list[dict[str, object]]:
             "images per run": f"{f.images_per_run:,}" if f.images_per_run else "",
         })
     return rows
+
+
+def parts_table() -> list[dict[str, object]]:
+    """One row per scale with the sizes of Parts II and III, for display."""
+    return [{
+        "scale": s.name,
+        "Part II: d, N": f"{s.shape.d:,}, {s.shape.n_train}",
+        "Part II: α × s grid": f"{s.shape.n_alpha} × {len(s.shape.shapes)}",
+        "Part II: data draws": s.shape.n_instances,
+        "Part III: Monte-Carlo widths × draws": f"{', '.join(map(str, s.layerwise.mc_widths))} × {s.layerwise.mc_draws:,}",
+        "Part III: (η₁, η₂) grid": f"{s.layerwise.grid} × {s.layerwise.grid}",
+        "Part III: scheduler steps × draws": f"{s.layerwise.sched_steps} × {s.layerwise.sched_draws}",
+    } for s in SCALES.values()]

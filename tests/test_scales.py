@@ -33,3 +33,12 @@ def test_table_has_one_row_per_scale():
     rows = scales.scale_table()
     assert [r["scale"] for r in rows] == list(scales.SCALE_NAMES)
     assert rows[1]["train / val / test"] == "5,000 / 2,000 / 3,000"
+
+
+def test_parts_table_reads_each_scale():
+    rows = scales.parts_table()
+    assert [r["scale"] for r in rows] == list(scales.SCALE_NAMES)
+    paper = scales.get_scale("paper")
+    assert paper.shape.d == 1000 and paper.shape.n_train == 100  # the paper's sparse-regression setting
+    assert rows[-1]["Part II: d, N"] == "1,000, 100"
+    assert paper.forgetting.seeds == (0, 1, 2) and scales.get_scale("gpu").forgetting.seeds == (0,)
