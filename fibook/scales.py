@@ -258,7 +258,8 @@ def parts_table() -> list[dict[str, object]]:
         "Part II: d, N": f"{s.shape.d:,}, {s.shape.n_train}",
         "Part II: α × s grid": f"{s.shape.n_alpha} × {len(s.shape.shapes)}",
         "Part II: data draws": s.shape.n_instances,
-        "Part III: Monte-Carlo widths × draws": f"{', '.join(map(str, s.layerwise.mc_widths))} × {s.layerwise.mc_draws:,}",
+        "Part III: Monte-Carlo widths × draws":
+            f"{', '.join(map(str, s.layerwise.mc_widths))} × {s.layerwise.mc_draws:,}",
         "Part III: (η₁, η₂) grid": f"{s.layerwise.grid} × {s.layerwise.grid}",
         "Part III: scheduler steps × draws": f"{s.layerwise.sched_steps} × {s.layerwise.sched_draws}",
     } for s in SCALES.values()]
