@@ -161,3 +161,14 @@ def radial_memory_by_epoch(arm: Arm) -> np.ndarray:
     sigmas = sorted(hist)
     epochs = min(len(h) for h in hist.values())
     return np.array([metrics.radial_memory_slope(sigmas, [hist[s][t] for s in sigmas]) for t in range(epochs)])
+
+
+def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> list[Arm]:
+    """The arms of an experiment's results file at ``scale``; a clear error when nothing has been run there."""
+    from fibook.results import load
+
+    records = load(experiment, scale)
+    if not records:
+        raise RuntimeError(f"no results for '{experiment}' at scale '{scale}': set RERUN = True in the parameters "
+                           f"cell, or run `python -m fibook sweep {experiment} --scale {scale}`")
+    return arms(records, show)

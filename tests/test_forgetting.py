@@ -61,3 +61,9 @@ def test_norm_ratios_and_radial_memory_over_epochs():
     r_t = forgetting.radial_memory_by_epoch(arm)
     assert r_t[0] == pytest.approx(1.0) and r_t[1] == pytest.approx(1.0) and r_t[2] == pytest.approx(0.0)
     assert isinstance(r_t, np.ndarray)
+
+
+def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    with pytest.raises(RuntimeError, match="no results for 'optimizers' at scale 'gpu': set RERUN = True"):
+        forgetting.load_arms("optimizers", "gpu")
