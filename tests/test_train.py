@@ -87,3 +87,13 @@ def test_config_rejects_unknown_choices():
         TrainConfig(schedule="step")
     with pytest.raises(ValueError, match="unknown precision 'fp16'"):
         TrainConfig(precision="fp16")
+
+
+@needs_fmnist
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_run_follows_the_cpu_run():
+    config = smoke_config(precision="fp32")
+    cpu, gpu = train(config, "cpu"), train(config, "cuda")
+    assert gpu.status == "ok" and gpu.history["epoch"] == cpu.history["epoch"]
+    assert gpu.history["weight_norm"][0] == pytest.approx(cpu.history["weight_norm"][0], rel=1e-6)
+    assert gpu.history["train_loss"][1] == pytest.approx(cpu.history["train_loss"][1], rel=1e-2)
