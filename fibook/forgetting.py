@@ -19,6 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fibook import metrics
+from fibook.experiments import EXPERIMENTS, runs
+from fibook.results import load
+from fibook.scales import get_scale
 
 ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",
               "precision", "augment", "schedule")
@@ -165,10 +168,19 @@ def radial_memory_by_epoch(arm: Arm) -> np.ndarray:
 
 def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> list[Arm]:
     """The arms of an experiment's results file at ``scale``; a clear error when nothing has been run there."""
-    from fibook.results import load
-
     records = load(experiment, scale)
     if not records:
         raise RuntimeError(f"no results for '{experiment}' at scale '{scale}': set RERUN = True in the parameters "
                            f"cell, or run `python -m fibook sweep {experiment} --scale {scale}`")
     return arms(records, show)
+
+
+def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> tuple[list[Arm], str]:
+    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished, and a line saying how much
+    of the experiment has run (a sweep may still be under way)."""
+    grid = len(EXPERIMENTS[experiment].sigmas(get_scale(scale).forgetting))
+    found = arms(load(experiment, scale), show)
+    done = [a for a in found if len(a.sigmas) == grid]
+    total = len(runs(experiment, scale))
+    finished = sum(len(a.records) for a in found)
+    return done, f"{experiment} at scale '{scale}': {finished} of {total} runs finished, {len(done)} complete arms"
