@@ -4,10 +4,10 @@ Both loaders return a :class:`DatasetSplits`: uint8 image tensors ``(N, C, H, W)
 stratified train/validation split of the official training set and the official test set, plus class names and
 the per-channel normalization statistics of the training split.
 
-Protocol (digest of Das et al., section 6): the 50,000 CIFAR-10 training images are split 40,000 / 10,000 with
-1,000 validation images per class, drawn with a fixed split seed; the 10,000 official test images are only used
-for reported test accuracy. Fashion-MNIST follows the same rule: 60,000 -> 50,000 / 10,000, plus its 10,000 test
-images.
+Protocol (Das et al. 2026, with fibook's conventions where the paper is not public): the 50,000 CIFAR-10 training
+images are split 40,000 / 10,000 with 1,000 validation images per class, drawn with a fixed split seed; the 10,000
+official test images are only used for reported test accuracy. Fashion-MNIST follows the same rule: 60,000 -> 50,000
+/ 10,000, plus its 10,000 test images.
 
 Files are never fetched unless ``download=True``; a missing, truncated or altered file raises an error that says
 which file, what was wrong and how to get a good copy.

@@ -1,7 +1,7 @@
 """Part I analysis: from the records of a results file to the quantities the chapters show.
 
 Runs are grouped into *arms* (everything but sigma_w and seed); within an arm, seed-means are taken per sigma_w
-(digest of Das et al., section 3.3): Acc(sigma) = mean over seeds of the selected test accuracy, and
+(Das et al. 2026): Acc(sigma) = mean over seeds of the selected test accuracy, and
 
     Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma)   (pp),
 

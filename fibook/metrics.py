@@ -1,4 +1,5 @@
-"""Metrics of the forgetting paper as pure functions (digest of Das et al., section 3).
+"""Metrics of the forgetting paper (Das et al. 2026) as pure functions; where the paper's exact definition is not
+public, fibook's convention (stated in the chapter "The question and the protocol").
 
 Accuracies are fractions in [0, 1]; spreads and gaps are returned in percentage points (pp). Epoch lists are
 indexed from 0 (the initialization) to E (the last epoch); checkpoints are selected among epochs 1..E.
@@ -15,7 +16,7 @@ INTERPOLATION_THRESHOLD = 0.995
 
 
 def spread_pp(acc_by_sigma: Mapping[float, float]) -> float:
-    """Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma), in percentage points (digest section 3.3, item 3).
+    """Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma), in percentage points.
 
     ``acc_by_sigma`` maps each sigma_w to its (seed-mean) test accuracy as a fraction.
     """
@@ -59,7 +60,7 @@ def repair_gap(val_accs: Sequence[float], tau_interp: int | None) -> float | Non
 
 
 def forgetting_clocks(lrs: Sequence[float], batch_size: int, weight_decay: float = 0.0) -> dict[str, float]:
-    """The forgetting clocks over the optimizer steps actually taken (digest section 3.1):
+    """The forgetting clocks of Das et al. (2026) over the optimizer steps actually taken:
 
         T_SGD = sum_k eta_k^2 / b,   T_L2 = lambda sum_k eta_k,   T_adapt = sum_k eta_k .
 
@@ -73,7 +74,7 @@ def forgetting_clocks(lrs: Sequence[float], batch_size: int, weight_decay: float
 
 
 def radial_memory_slope(sigmas: Sequence[float], final_norms: Sequence[float]) -> float:
-    """Radial memory R: the least-squares slope of log ||W_E|| against log sigma_w (digest section 3.3, item 6),
+    """Radial memory R: the least-squares slope of log ||W_E|| against log sigma_w,
 
         R = Cov(log sigma, log ||W_E||) / Var(log sigma).
 

@@ -143,7 +143,7 @@ def init_sigma_w_(model: nn.Module, sigma_w: float, seed: int = 0) -> nn.Module:
     """Initialize in place: W ~ N(0, sigma_w^2 / fan_in) for every Conv2d/Linear weight, biases 0, BN gamma 1, beta 0.
 
     The standard-normal draws come from a CPU generator seeded by ``seed``, layer by layer, so for one seed the
-    weights of every sigma_w are the same tensors times sigma_w (common random numbers; digest section 6).
+    weights of every sigma_w are the same tensors times sigma_w (common random numbers).
     """
     if not (isinstance(sigma_w, int | float) and math.isfinite(sigma_w) and sigma_w > 0):
         raise ValueError(f"sigma_w must be a finite number > 0, got {sigma_w!r}")

@@ -1,7 +1,7 @@
 """Part III closed forms and simulations, checked against independent computations.
 
 Closed forms vs Monte Carlo over sampled networks, surrogate vs literal gradient descent, the reduced (X-free)
-update vs autograd on the full data matrix, and the digest's pinned values (derived independently of this code).
+update vs autograd on the full data matrix, and pinned reference values (derived independently of this code).
 """
 
 import numpy as np

@@ -32,7 +32,7 @@ def test_interpolation_epoch_and_repair_gap():
 
 
 def test_forgetting_clocks_reproduce_the_headline_values():
-    # eta = 1e-3, b = 128, N = 40,000 with drop_last: 312 steps per epoch (digest section 3.2)
+    # eta = 1e-3, b = 128, N = 40,000 with drop_last: 312 steps per epoch
     k300 = 300 * 312
     c = metrics.forgetting_clocks([1e-3] * k300, 128, weight_decay=0.0)
     assert c["T_SGD"] == pytest.approx(7.3125e-4, rel=1e-9)
