@@ -113,6 +113,11 @@ def _use_bf16(precision: str, device: torch.device) -> bool:
     return precision == "bf16" or (precision == "auto" and device.type == "cuda")
 
 
+def _full_precision(logits: torch.Tensor) -> torch.Tensor:
+    """bf16 logits are taken to fp32 before the loss; fp32 and fp64 ones are left as they are."""
+    return logits.float() if logits.dtype == torch.bfloat16 else logits
+
+
 @torch.no_grad()
 def evaluate(net, k: int, batches: Batches, bf16: bool) -> list[tuple[float, float]]:
     """(mean cross-entropy, accuracy) of each of the ``k`` models of ``net`` in eval mode over all of ``batches``;
@@ -126,7 +131,7 @@ def evaluate(net, k: int, batches: Batches, bf16: bool) -> list[tuple[float, flo
         if bf16:
             xb = xb.contiguous(memory_format=torch.channels_last)
         with torch.autocast(batches.device.type, dtype=torch.bfloat16, enabled=bf16):
-            logits = net(xb).float()  # (B, k, classes)
+            logits = _full_precision(net(xb))  # (B, k, classes)
         targets = yb[:, None].expand(-1, k)
         loss_sum += F.cross_entropy(logits.permute(0, 2, 1), targets, reduction="none").sum(0).double()
         correct += (logits.argmax(2) == targets).sum(0)
@@ -287,7 +292,7 @@ def train_population(configs: list[TrainConfig], device: str | torch.device | No
                 if bf16:
                     xb = xb.contiguous(memory_format=torch.channels_last)
                 with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-                    logits = b.net(xb).float()
+                    logits = _full_precision(b.net(xb))
                 losses = F.cross_entropy(logits.permute(0, 2, 1), yb, reduction="none").mean(0)
                 b.opt.zero_grad(set_to_none=True)
                 losses.sum().backward()
