@@ -71,10 +71,15 @@ def show_table(rows: Sequence[Mapping[str, object]]):
     display(Markdown(markdown_table(rows)))
 
 
+def claims_markdown_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
+    """The claims as table rows: claim, paper's number, ours (scale, dataset, model), agrees?"""
+    return [{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
+             "agrees?": c.agrees} for c in claims]
+
+
 def claims_table(claims: Sequence[Claim]):
     """Display the "claim | paper's number | ours | agrees?" table."""
-    show_table([{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
-                 "agrees?": c.agrees} for c in claims])
+    show_table(claims_markdown_rows(claims))
 
 
 def figure_png(fig) -> bytes:

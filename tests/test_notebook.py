@@ -1,0 +1,43 @@
+"""Chapter helpers: tables and the kernel-free explorer."""
+
+import ipywidgets as W
+import matplotlib
+from ipywidgets.widgets.widget import _instances
+from ipywidgets.widgets.widget_link import Link
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from fibook.notebook import Claim, claims_markdown_rows, frames_explorer, markdown_table  # noqa: E402
+
+
+def test_markdown_table_escapes_pipes_and_newlines():
+    text = markdown_table([{"a": "x|y", "b": "two\nlines"}, {"a": 1, "b": 2.5}])
+    assert text.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | two lines |", "| 1 | 2.5 |"]
+
+
+def test_claim_rows_have_the_four_columns():
+    rows = claims_markdown_rows([Claim("c", "26.5 pp", "8.6 pp (book)", "qualitatively")])
+    assert list(rows[0]) == ["claim", "paper's number", "ours (scale, dataset, model)", "agrees?"]
+
+
+def render(a, b=0):
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_title(f"{a}-{b}")
+    return fig
+
+
+def test_frames_explorer_embeds_every_frame_and_links_sliders():
+    one = frames_explorer(render, {"a": [1, 2, 3]})
+    slider, stack = one.children
+    assert isinstance(slider, W.SelectionSlider) and len(stack.children) == 3
+    assert all(isinstance(c, W.Image) and c.value[:4] == b"\x89PNG" for c in stack.children)
+    two = frames_explorer(render, {"a": [1, 2], "b": [10, 20, 30]})
+    s1, s2, outer = two.children
+    assert len(outer.children) == 3 and all(len(inner.children) == 2 for inner in outer.children)
+    links = [w for w in _instances.values() if isinstance(w, Link)]
+    linked = {(id(link.source[0]), id(link.target[0])) for link in links}
+    assert (id(s2), id(outer)) in linked and all((id(s1), id(inner)) in linked for inner in outer.children)
+    with pytest.raises(ValueError, match="one or two sliders"):
+        frames_explorer(render, {"a": [1], "b": [1], "c": [1]})
