@@ -27,6 +27,7 @@ ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "ba
               "precision", "augment", "schedule")
 OPTIMIZER_NAMES = {"sgd": "SGD", "msgd": "momentum SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
 CLOCK_OF = {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt", "muon": "T_adapt", "adamw": "T_L2"}
+MSGD_MOMENTUM = 0.9  # make_optimizer's default for "msgd"
 
 
 def arm_of(config: dict) -> tuple:
@@ -56,9 +57,14 @@ def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_de
 
 def forgetting_clock(record: dict) -> tuple[str, float]:
     """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, T_adapt for
-    Adam and Muon, T_SGD for (momentum) SGD."""
+    Adam and Muon, T_SGD for SGD. Momentum SGD is measured with its effective step eta / (1 - mu): with heavy-ball
+    momentum mu a small constant step eta moves the weights like plain SGD at eta / (1 - mu), so its T_SGD is
+    the recorded (raw-eta) value times 1 / (1 - mu)^2."""
     config, clocks = record["config"], record["summary"]["clocks"]
     key = "T_L2" if config.get("weight_decay") else CLOCK_OF.get(config["optimizer"], "T_SGD")
+    if key == "T_SGD" and config["optimizer"] == "msgd":
+        mu = (config.get("options") or {}).get("momentum", MSGD_MOMENTUM)
+        return key, clocks[key] / (1 - mu) ** 2
     return key, clocks[key]
 
 
@@ -139,7 +145,7 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
             "spread, interpolating σ_w only (pp)": f"{a.spread_interp_pp:.1f}",
             "σ_w that interpolate": f"{sum(a.interpolated)} of {len(a.sigmas)}",
             "radial memory R": f"{a.radial_memory:.2f}",
-            "clock": f"{clock} = {value:.3g}",
+            "clock": f"{clock} = {value:.3g}" + (" (effective η/(1−μ))" if a.config["optimizer"] == "msgd" else ""),
         })
     return rows
 

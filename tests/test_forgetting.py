@@ -67,3 +67,11 @@ def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     with pytest.raises(RuntimeError, match="no results for 'optimizers' at scale 'gpu': set RERUN = True"):
         forgetting.load_arms("optimizers", "gpu")
+
+
+def test_momentum_sgd_is_timed_with_its_effective_step():
+    records = [rec(0.1, 0, 0.9, 1, 1.0, optimizer="msgd"), rec(2.5, 0, 0.9, 1, 2.0, optimizer="msgd")]
+    (arm,) = forgetting.arms(records)
+    key, value = arm.clock()
+    assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
+    assert "effective" in forgetting.summary_rows([arm])[0]["clock"]
