@@ -75,3 +75,20 @@ def test_momentum_sgd_is_timed_with_its_effective_step():
     key, value = arm.clock()
     assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
     assert "effective" in forgetting.summary_rows([arm])[0]["clock"]
+
+
+def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
+    from fibook import results
+    from fibook.experiments import run_id, runs
+
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    configs = runs("batch_size", "smoke")  # 2 batch sizes x 2 sigma_w
+    path = results.results_path("batch_size", "smoke")
+    for c in configs[:3]:  # the second batch size misses one sigma_w
+        r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
+        r["config"] = c.to_dict()
+        results.append_record(path, {**r, "id": run_id(c), "experiment": "batch_size", "scale": "smoke"})
+    done, line = forgetting.finished_arms("batch_size", "smoke", show=("batch_size",))
+    assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
+    assert line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 complete arms"
+    assert done[0].label == f"SGD (b = {configs[0].batch_size})"
