@@ -59,11 +59,15 @@ def train_group(configs: list[TrainConfig], experiment: str, scale: str, device:
     try:
         return [make_record(r, experiment, scale, prov) for r in train_population(configs, device, fuse=fuse)]
     except Exception:  # a run that raises is recorded, not lost, and the sweep goes on
-        error = traceback.format_exc(limit=20)
         wall = (time.perf_counter() - start) / len(configs)
-        return [{"id": run_id(c), "experiment": experiment, "scale": scale, "status": "failed",
-                 "config": c.to_dict(), "error": error,
-                 "provenance": {**prov, "wall_seconds": round(wall, 3)}} for c in configs]
+        return failed_records(configs, experiment, scale, traceback.format_exc(limit=20),
+                              {**prov, "wall_seconds": round(wall, 3)})
+
+
+def failed_records(configs: list[TrainConfig], experiment: str, scale: str, error: str, prov: dict) -> list[dict]:
+    """``failed`` records for runs that raised (or whose worker died); a rerun of the sweep retries them."""
+    return [{"id": run_id(c), "experiment": experiment, "scale": scale, "status": "failed", "config": c.to_dict(),
+             "error": error, "provenance": prov} for c in configs]
 
 
 def group_runs(configs: list[TrainConfig], fuse: bool, max_population: int) -> list[list[TrainConfig]]:
@@ -131,9 +135,12 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, fuse: bo
             local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster if cluster is not None else local)
     try:
-        futures = [client.submit(train_group, g, *args, pure=False) for g in groups]
+        futures = {client.submit(train_group, g, *args, pure=False): g for g in groups}
         for future in as_completed(futures):
-            yield future.result()
+            try:
+                yield future.result()
+            except Exception:  # the worker itself died (killed, out of memory, connection lost)
+                yield failed_records(futures[future], *args[:2], traceback.format_exc(limit=5), {})
     finally:
         client.close()
         if local is not None:
