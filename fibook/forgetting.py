@@ -136,13 +136,16 @@ def arms(records: list[dict], show: Sequence[str] = ("optimizer", "lr", "weight_
 
 def summary_rows(arm_list: list[Arm]) -> list[dict]:
     """One display row per arm: spread, spread over interpolating sigma_w, radial memory, clock."""
+    def pp(value: float) -> str:
+        return "—" if math.isnan(value) else f"{value:.1f}"
+
     rows = []
     for a in arm_list:
         clock, value = a.clock()
         rows.append({
             "arm": a.label,
-            "spread (pp)": f"{a.spread_pp:.1f}",
-            "spread, interpolating σ_w only (pp)": f"{a.spread_interp_pp:.1f}",
+            "spread (pp)": pp(a.spread_pp),
+            "spread, interpolating σ_w only (pp)": pp(a.spread_interp_pp),
             "σ_w that interpolate": f"{sum(a.interpolated)} of {len(a.sigmas)}",
             "radial memory R": f"{a.radial_memory:.2f}",
             "clock": f"{clock} = {value:.3g}" + (" (effective η/(1−μ))" if a.config["optimizer"] == "msgd" else ""),

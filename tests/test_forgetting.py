@@ -51,6 +51,7 @@ def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
     assert arm.diverged == [False, True, False]
     assert arm.spread_pp == pytest.approx(40.0)
     assert math.isnan(arm.spread_interp_pp)  # only one sigma_w interpolated
+    assert forgetting.summary_rows([arm])[0]["spread, interpolating σ_w only (pp)"] == "—"
 
 
 def test_norm_ratios_and_radial_memory_over_epochs():
