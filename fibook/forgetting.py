@@ -55,6 +55,25 @@ def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_de
     return f"{name} ({', '.join(parts)})" if parts else name
 
 
+def setting(config: dict, scale: str, show: Sequence[str] = ("arch", "epochs")) -> str:
+    """Where a number was measured, for a claims table: ``book: fashion_mnist, ResNet-9 w16, 40 ep``.
+
+    ``show`` picks the parts after the dataset: ``arch`` (with width), ``epochs``, ``batch_size``, ``lr``."""
+    parts = [f"{scale}: {config['dataset']}"]
+    for key in show:
+        if key == "arch":
+            parts.append(f"ResNet-{config['arch'].removeprefix('resnet')} w{config['width']}")
+        elif key == "epochs":
+            parts.append(f"{config['epochs']} ep")
+        elif key == "batch_size":
+            parts.append(f"b = {config['batch_size']}")
+        elif key == "lr":
+            parts.append(f"η = {config['lr']:g}")
+        else:
+            raise ValueError(f"unknown setting part {key!r}; allowed: arch, epochs, batch_size, lr")
+    return ", ".join(parts)
+
+
 def forgetting_clock(record: dict) -> tuple[str, float]:
     """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, T_adapt for
     Adam and Muon, T_SGD for SGD. Momentum SGD is measured with its effective step eta / (1 - mu): with heavy-ball

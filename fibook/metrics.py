@@ -88,3 +88,20 @@ def radial_memory_slope(sigmas: Sequence[float], final_norms: Sequence[float]) -
         raise ValueError("the sigma_w values must not all be equal")
     xc = x - x.mean()
     return float(np.dot(xc, y - y.mean()) / np.dot(xc, xc))
+
+
+def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation rho of two equal-length sequences (``scipy.stats.spearmanr``, ties averaged),
+
+        rho = 1 - 6 sum_i d_i^2 / (n (n^2 - 1))   without ties, d_i the difference of the ranks of x_i and y_i.
+
+    Used to ask whether a spread falls as a clock grows across arms. None with fewer than three pairs or when
+    either sequence is constant (no ordering to compare).
+    """
+    from scipy.stats import spearmanr
+
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have equal length, got {len(x)} and {len(y)}")
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(spearmanr(x, y).statistic)

@@ -93,3 +93,11 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
     assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
     assert line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 complete arms"
     assert done[0].label == f"SGD (b = {configs[0].batch_size})"
+
+
+def test_setting_names_where_a_number_was_measured():
+    c = {"dataset": "fashion_mnist", "arch": "resnet20", "width": 16, "epochs": 40, "batch_size": 64, "lr": 0.01}
+    assert forgetting.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 ep"
+    assert forgetting.setting(c, "gpu", show=("batch_size", "lr")) == "gpu: fashion_mnist, b = 64, η = 0.01"
+    with pytest.raises(ValueError, match="allowed: arch, epochs"):
+        forgetting.setting(c, "book", show=("depth",))

@@ -54,3 +54,13 @@ def test_radial_memory_slope():
     assert metrics.radial_memory_slope([1, math.e, math.e**2], [1, math.e, math.e**3]) == pytest.approx(1.5)
     with pytest.raises(ValueError, match="must not all be equal"):
         metrics.radial_memory_slope([1, 1], [1, 2])
+
+
+def test_rank_correlation_matches_the_rank_difference_formula():
+    # ranks of y: 1, 3, 2, 4 -> sum d^2 = 2 -> rho = 1 - 6 * 2 / (4 * 15) = 0.8
+    assert metrics.rank_correlation([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
+    assert metrics.rank_correlation([1e-3, 1e-2, 1e-1], [9.0, 5.0, 1.0]) == pytest.approx(-1.0)
+    assert metrics.rank_correlation([1, 2], [3, 4]) is None
+    assert metrics.rank_correlation([1, 1, 1], [3, 4, 5]) is None
+    with pytest.raises(ValueError, match="equal length"):
+        metrics.rank_correlation([1, 2, 3], [1, 2])
