@@ -35,43 +35,38 @@ def arm_of(config: dict) -> tuple:
     return tuple((k, repr(config.get(k))) for k in ARM_FIELDS)
 
 
+def config_part(config: dict, key: str) -> str | None:
+    """One part of an arm's label or of a claim's setting, e.g. ``η = 0.01``, ``b = 128``, ``40 epochs``,
+    ``ResNet-9 w16``; None where the part says nothing (no weight decay; the optimizer, named by the label)."""
+    if key == "optimizer":
+        return None
+    if key == "lr":
+        return f"η = {config['lr']:g}"
+    if key == "weight_decay":
+        return f"λ = {config['weight_decay']:g}" if config.get("weight_decay") else None
+    if key == "batch_size":
+        return f"b = {config['batch_size']}"
+    if key == "epochs":
+        return f"{config['epochs']} epochs"
+    if key == "arch":
+        return f"ResNet-{config['arch'].removeprefix('resnet')} w{config['width']}"
+    raise ValueError(f"unknown part {key!r}; allowed: optimizer, lr, weight_decay, batch_size, epochs, arch")
+
+
 def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> str:
     """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``."""
     name = OPTIMIZER_NAMES.get(config["optimizer"], config["optimizer"])
     if config["optimizer"] == "sgd" and config.get("weight_decay"):
         name += " + L2"
-    parts = []
-    for key in show:
-        if key == "lr":
-            parts.append(f"η = {config['lr']:g}")
-        elif key == "weight_decay" and config.get("weight_decay"):
-            parts.append(f"λ = {config['weight_decay']:g}")
-        elif key == "batch_size":
-            parts.append(f"b = {config['batch_size']}")
-        elif key == "epochs":
-            parts.append(f"{config['epochs']} epochs")
-        elif key == "arch":
-            parts.append(config["arch"])
+    parts = [p for p in (config_part(config, k) for k in show) if p]
     return f"{name} ({', '.join(parts)})" if parts else name
 
 
 def setting(config: dict, scale: str, show: Sequence[str] = ("arch", "epochs")) -> str:
-    """Where a number was measured, for a claims table: ``book: fashion_mnist, ResNet-9 w16, 40 ep``.
-
-    ``show`` picks the parts after the dataset: ``arch`` (with width), ``epochs``, ``batch_size``, ``lr``."""
-    parts = [f"{scale}: {config['dataset']}"]
-    for key in show:
-        if key == "arch":
-            parts.append(f"ResNet-{config['arch'].removeprefix('resnet')} w{config['width']}")
-        elif key == "epochs":
-            parts.append(f"{config['epochs']} ep")
-        elif key == "batch_size":
-            parts.append(f"b = {config['batch_size']}")
-        elif key == "lr":
-            parts.append(f"η = {config['lr']:g}")
-        else:
-            raise ValueError(f"unknown setting part {key!r}; allowed: arch, epochs, batch_size, lr")
-    return ", ".join(parts)
+    """Where a number was measured, for a claims table: ``book: fashion_mnist, ResNet-9 w16, 40 epochs``;
+    ``show`` picks the parts after the dataset (see :func:`config_part`)."""
+    parts = [p for p in (config_part(config, k) for k in show) if p]
+    return ", ".join([f"{scale}: {config['dataset']}", *parts])
 
 
 def forgetting_clock(record: dict) -> tuple[str, float]:

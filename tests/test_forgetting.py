@@ -97,7 +97,9 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
 
 def test_setting_names_where_a_number_was_measured():
     c = {"dataset": "fashion_mnist", "arch": "resnet20", "width": 16, "epochs": 40, "batch_size": 64, "lr": 0.01}
-    assert forgetting.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 ep"
+    assert forgetting.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 epochs"
     assert forgetting.setting(c, "gpu", show=("batch_size", "lr")) == "gpu: fashion_mnist, b = 64, η = 0.01"
-    with pytest.raises(ValueError, match="allowed: arch, epochs"):
+    assert forgetting.arm_label({**c, "optimizer": "sgd", "weight_decay": 0.1}, show=("optimizer", "arch")) == (
+        "SGD + L2 (ResNet-20 w16)")
+    with pytest.raises(ValueError, match="allowed: optimizer, lr"):
         forgetting.setting(c, "book", show=("depth",))
