@@ -90,6 +90,7 @@ class Arm:
     config: dict  # of its first run
     sigmas: list[float]
     acc: list[float]  # seed-mean selected test accuracy per sigma (fraction)
+    final_acc: list[float]  # seed-mean test accuracy at the last epoch per sigma (fraction)
     acc_min: list[float]
     acc_max: list[float]
     interpolated: list[bool]  # every seed reached train accuracy >= 99.5 %
@@ -102,6 +103,12 @@ class Arm:
     @property
     def spread_pp(self) -> float:
         ok = {s: a for s, a, d in zip(self.sigmas, self.acc, self.diverged, strict=True) if not d}
+        return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
+
+    @property
+    def final_spread_pp(self) -> float:
+        """The spread of the last epoch's test accuracy (the predictor that training longer changes)."""
+        ok = {s: a for s, a, d in zip(self.sigmas, self.final_acc, self.diverged, strict=True) if not d}
         return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
 
     @property
@@ -136,6 +143,7 @@ def arms(records: list[dict], show: Sequence[str] = ("optimizer", "lr", "weight_
             accs = [r["summary"]["selected_test_acc"] or 0.0 for r in seeds]
             taus = [r["summary"]["tau_interp"] for r in seeds]
             cols["acc"].append(float(np.mean(accs)))
+            cols["final_acc"].append(float(np.mean([r["summary"]["final_test_acc"] or 0.0 for r in seeds])))
             cols["acc_min"].append(min(accs))
             cols["acc_max"].append(max(accs))
             cols["interpolated"].append(all(t is not None for t in taus))
@@ -149,7 +157,8 @@ def arms(records: list[dict], show: Sequence[str] = ("optimizer", "lr", "weight_
 
 
 def summary_rows(arm_list: list[Arm]) -> list[dict]:
-    """One display row per arm: spread, spread over interpolating sigma_w, radial memory, clock."""
+    """One display row per arm: spread (selected epoch, and last epoch), spread over interpolating sigma_w,
+    radial memory, clock."""
     def pp(value: float) -> str:
         return "—" if math.isnan(value) else f"{value:.1f}"
 
@@ -160,6 +169,7 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
             "arm": a.label,
             "spread (pp)": pp(a.spread_pp),
             "spread, interpolating σ_w only (pp)": pp(a.spread_interp_pp),
+            "spread at the last epoch (pp)": pp(a.final_spread_pp),
             "σ_w that interpolate": f"{sum(a.interpolated)} of {len(a.sigmas)}",
             "radial memory R": f"{a.radial_memory:.2f}",
             "clock": f"{clock} = {value:.3g}" + (" (effective η/(1−μ))" if a.config["optimizer"] == "msgd" else ""),

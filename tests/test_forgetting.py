@@ -8,13 +8,14 @@ import pytest
 from fibook import forgetting
 
 
-def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, status="ok"):
+def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, status="ok", final_acc=None):
     init = 10.0 * sigma
     return {
         "status": status,
         "config": {"dataset": "fashion_mnist", "arch": "resnet9", "width": 16, "optimizer": optimizer, "lr": lr,
                    "weight_decay": wd, "batch_size": 128, "epochs": 3, "sigma_w": sigma, "seed": seed},
-        "summary": {"selected_test_acc": acc, "tau_interp": tau, "init_weight_norm": init,
+        "summary": {"selected_test_acc": acc, "final_test_acc": acc if final_acc is None else final_acc,
+                    "tau_interp": tau, "init_weight_norm": init,
                     "final_weight_norm": final_norm, "clocks": {"T_SGD": 1e-3, "T_L2": 5.0 * wd, "T_adapt": 0.5}},
         "history": {"weight_norm": [init, init * 1.1, final_norm]},
     }
@@ -40,6 +41,15 @@ def test_seed_means_spread_and_interpolation():
     assert adam.clock() == ("T_adapt", 0.5)
     rows = forgetting.summary_rows([sgd, adam])
     assert rows[0]["spread (pp)"] == "19.0" and rows[0]["σ_w that interpolate"] == "2 of 3"
+
+
+def test_last_epoch_spread_is_separate_from_the_selected_one():
+    records = [rec(0.1, 0, 0.90, 2, 1.0, final_acc=0.86), rec(0.1, 1, 0.90, 2, 1.0, final_acc=0.88),
+               rec(2.5, 0, 0.70, 3, 25.0, final_acc=0.80), rec(2.5, 1, 0.70, 3, 25.0, final_acc=0.80)]
+    (arm,) = forgetting.arms(records)
+    assert arm.spread_pp == pytest.approx(20.0)
+    assert arm.final_spread_pp == pytest.approx(7.0)  # seed means 87 and 80
+    assert forgetting.summary_rows([arm])[0]["spread at the last epoch (pp)"] == "7.0"
 
 
 def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
