@@ -12,6 +12,7 @@ one scale define the runs exactly; each run's id is a hash of its full config.
 ``l2_lr``          SGD over learning rate x L2 strength (the spread heatmap)
 ``batch_size``     low-learning-rate SGD at every batch size, the learning rate held fixed
 ``depth``          low-learning-rate SGD on ResNet-9 and deeper CIFAR ResNets
+``seed_noise``     low-learning-rate SGD over the scale's ``noise_seeds`` (how much of a spread is seed noise)
 =================  ===========================================================================================
 """
 
@@ -31,14 +32,20 @@ ADAMW_WEIGHT_DECAY = 1e-2
 MUON_LR = 0.02
 
 
+def _scale_seeds(f: ForgettingScale) -> tuple[int, ...]:
+    return f.seeds
+
+
 @dataclass(frozen=True)
 class Experiment:
-    """A named grid: ``arms(scale)`` lists config overrides, ``sigmas(scale)`` the sigma_w grid."""
+    """A named grid: ``arms(scale)`` lists config overrides, ``sigmas(scale)`` the sigma_w grid, ``seeds(scale)``
+    the seeds (the scale's ``seeds`` unless the experiment is about seeds)."""
 
     name: str
     description: str
     arms: Callable[[ForgettingScale], list[dict]]
     sigmas: Callable[[ForgettingScale], tuple[float, ...]]
+    seeds: Callable[[ForgettingScale], tuple[int, ...]] = _scale_seeds
 
 
 def _main_grid(f: ForgettingScale) -> tuple[float, ...]:
@@ -81,6 +88,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                lambda f: [_sgd(f, batch_size=b) for b in f.batch_sizes], _quick_grid),
     Experiment("depth", "ResNet-9 vs deeper CIFAR ResNets", lambda f: [_depth_arm(f, a) for a in f.depths],
                _quick_grid),
+    Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f: [_sgd(f)], _quick_grid,
+               lambda f: f.noise_seeds),
 )}
 
 
@@ -102,7 +111,7 @@ def runs(name: str, scale: str | Scale | None = None) -> list[TrainConfig]:
     exp, f = get_experiment(name), get_scale(scale).forgetting
     base = base_config(f)
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
-            for arm in exp.arms(f) for seed in f.seeds for sigma in exp.sigmas(f)]
+            for arm in exp.arms(f) for seed in exp.seeds(f) for sigma in exp.sigmas(f)]
 
 
 def run_id(config: TrainConfig) -> str:

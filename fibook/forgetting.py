@@ -177,6 +177,26 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
     return rows
 
 
+def seed_spreads(arm: Arm) -> dict[int, float]:
+    """Per seed, the spread (pp) of that seed's selected test accuracy over the arm's sigma_w: how much the
+    spread itself varies from seed to seed. Seeds that lack a sigma_w of the arm, or diverged at one, are left out."""
+    by_seed: dict[int, dict[float, float]] = defaultdict(dict)
+    for r in arm.records:
+        if r["status"] == "ok":
+            by_seed[r["config"]["seed"]][r["config"]["sigma_w"]] = r["summary"]["selected_test_acc"] or 0.0
+    return {seed: metrics.spread_pp(accs) for seed, accs in sorted(by_seed.items()) if len(accs) == len(arm.sigmas)}
+
+
+def seed_std_pp(arm: Arm) -> dict[float, float]:
+    """Per sigma_w, the sample standard deviation (ddof = 1, pp) of the selected test accuracy over seeds."""
+    out = {}
+    for s in arm.sigmas:
+        accs = [r["summary"]["selected_test_acc"] or 0.0 for r in arm.records
+                if r["config"]["sigma_w"] == s and r["status"] == "ok"]
+        out[s] = 100 * float(np.std(accs, ddof=1)) if len(accs) >= 2 else math.nan
+    return out
+
+
 def norm_ratio_curves(arm: Arm) -> dict[float, np.ndarray]:
     """Per sigma_w (first seed): ||W(t)|| / ||W(0)|| over the recorded epochs."""
     curves = {}
@@ -209,11 +229,12 @@ def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "
 
 
 def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> tuple[list[Arm], str]:
-    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished, and a line saying how much
-    of the experiment has run (a sweep may still be under way)."""
-    grid = len(EXPERIMENTS[experiment].sigmas(get_scale(scale).forgetting))
+    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed, and a line
+    saying how much of the experiment has run (a sweep may still be under way)."""
+    exp, f = EXPERIMENTS[experiment], get_scale(scale).forgetting
+    grid, n_seeds = len(exp.sigmas(f)), len(exp.seeds(f))
     found = arms(load(experiment, scale), show)
-    done = [a for a in found if len(a.sigmas) == grid]
+    done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
     total = len(runs(experiment, scale))
     finished = sum(len(a.records) for a in found)
     return done, f"{experiment} at scale '{scale}': {finished} of {total} runs finished, {len(done)} complete arms"

@@ -47,6 +47,8 @@ class ForgettingScale:
     eta = lambda = 1e-2 give T_L2 = 9.36 over 93,600 steps). ``long_epochs`` are the training lengths compared,
     ``batch_sizes`` the batch-size sweep, ``lr_grid`` x ``wd_grid`` the L2 heatmap, ``depths`` the architectures.
     ``precision`` is the trainer's (fp32 is the reference; bf16 + channels_last is 2-3x faster on a CPU with AMX).
+    ``noise_seeds`` are the seeds of the seed-noise experiment (the low-learning-rate SGD arm on the quick grid),
+    which says how much of a spread is seed-to-seed variation.
     """
 
     data: DataScale
@@ -63,6 +65,7 @@ class ForgettingScale:
     wd_grid: tuple[float, ...]
     depths: tuple[str, ...]
     precision: str
+    noise_seeds: tuple[int, ...]
 
     @property
     def images_per_run(self) -> int | None:
@@ -141,7 +144,7 @@ _FULL_CIFAR = DataScale("cifar10", 40_000, 10_000, 10_000)
 _PAPER_SETTINGS = dict(
     quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-3, l2=(1e-2, 1e-2), long_epochs=(300, 5000),
     batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
-    depths=("resnet9", "resnet56", "resnet110"), precision="auto",
+    depths=("resnet9", "resnet56", "resnet110"), precision="auto", noise_seeds=(0, 1, 2),
 )
 
 _GPU = Scale(
@@ -169,7 +172,7 @@ SCALES: dict[str, Scale] = {
             data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
             sigma_w=(0.1, 2.5), seeds=(0,), quick_sigma_w=(0.1, 2.5), sgd_lr=0.05, l2=(0.1, 0.05),
             long_epochs=(1, 2), batch_sizes=(64, 128), lr_grid=(0.05,), wd_grid=(0.0, 0.05),
-            depths=("resnet9", "resnet8"), precision="fp32",
+            depths=("resnet9", "resnet8"), precision="fp32", noise_seeds=(0, 1),
         ),
         shape=ShapeScale(
             d=100, n_train=10, n_test=200, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=6,
@@ -190,6 +193,7 @@ SCALES: dict[str, Scale] = {
             sigma_w=SIGMA_W_FIVE, seeds=(0,), quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-2, l2=(0.1, 0.06),
             long_epochs=(40, 120), batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-2, 1e-1),
             wd_grid=(0.0, 1e-2, 6e-2), depths=("resnet9", "resnet20", "resnet32"), precision="bf16",
+            noise_seeds=(0, 1, 2),
         ),
         shape=ShapeScale(
             d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,

@@ -113,3 +113,34 @@ def test_setting_names_where_a_number_was_measured():
         "SGD + L2 (ResNet-20 w16)")
     with pytest.raises(ValueError, match="allowed: optimizer, lr"):
         forgetting.setting(c, "book", show=("depth",))
+
+
+def test_seed_spreads_and_per_sigma_seed_std():
+    records = [rec(0.1, 0, 0.90, 1, 1.0), rec(2.5, 0, 0.80, 1, 1.0),
+               rec(0.1, 1, 0.88, 1, 1.0), rec(2.5, 1, 0.82, 1, 1.0),
+               rec(0.1, 2, 0.86, 1, 1.0)]  # seed 2 lacks sigma_w = 2.5
+    (arm,) = forgetting.arms(records)
+    assert forgetting.seed_spreads(arm) == pytest.approx({0: 10.0, 1: 6.0})
+    std = forgetting.seed_std_pp(arm)
+    assert std[0.1] == pytest.approx(2.0)  # 90, 88, 86: sample std 2 pp
+    assert std[2.5] == pytest.approx(100 * np.std([0.80, 0.82], ddof=1))
+
+
+def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
+    from fibook import results
+    from fibook.experiments import run_id, runs
+
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    configs = runs("seed_noise", "smoke")  # 2 sigma_w x 2 seeds
+    path = results.results_path("seed_noise", "smoke")
+    for c in configs[:3]:
+        r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
+        r["config"] = c.to_dict()
+        results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
+    assert forgetting.finished_arms("seed_noise", "smoke", show=())[0] == []
+    c = configs[3]
+    r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
+    r["config"] = c.to_dict()
+    results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
+    (arm,) = forgetting.finished_arms("seed_noise", "smoke", show=())[0]
+    assert sorted(forgetting.seed_spreads(arm)) == [0, 1]

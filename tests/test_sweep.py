@@ -13,6 +13,7 @@ from fibook import experiments, results, sweep
 from fibook.__main__ import main
 from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.experiments import Experiment, run_id, runs
+from fibook.scales import get_scale
 from fibook.train import TrainConfig
 
 needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
@@ -73,6 +74,17 @@ def test_run_ids_are_stable_and_distinct():
     ids = [run_id(c) for c in configs]
     assert len(set(ids)) == len(ids) == 6 * 5
     assert run_id(TrainConfig(lr=0.1)) == run_id(TrainConfig(lr=0.1)) != run_id(TrainConfig(lr=0.2))
+
+
+def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sweep():
+    f = get_scale("book").forgetting
+    configs = runs("seed_noise", "book")
+    assert sorted({(c.seed, c.sigma_w) for c in configs}) == sorted(
+        (seed, s) for seed in f.noise_seeds for s in f.quick_sigma_w)
+    headline = {run_id(c) for c in runs("sgd_remembers", "book")}
+    shared = {c.sigma_w for c in configs if run_id(c) in headline}
+    assert shared == set(f.quick_sigma_w) & set(f.sigma_w)  # seed 0 is reused, not rerun
+    assert all(c.seed == 0 for c in configs if run_id(c) in headline)
 
 
 def test_fusing_groups_only_runs_that_differ_in_sigma_and_seed():
