@@ -237,4 +237,6 @@ def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> tuple[lis
     done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
     total = len(runs(experiment, scale))
     finished = sum(len(a.records) for a in found)
-    return done, f"{experiment} at scale '{scale}': {finished} of {total} runs finished, {len(done)} complete arms"
+    n_arms = total // (grid * n_seeds)
+    return done, (f"{experiment} at scale '{scale}': {finished} of {total} runs finished, "
+                  f"{len(done)} of {n_arms} arms complete")

@@ -101,7 +101,7 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
         results.append_record(path, {**r, "id": run_id(c), "experiment": "batch_size", "scale": "smoke"})
     done, line = forgetting.finished_arms("batch_size", "smoke", show=("batch_size",))
     assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
-    assert line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 complete arms"
+    assert line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
     assert done[0].label == f"SGD (b = {configs[0].batch_size})"
 
 
