@@ -7,14 +7,17 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 export OMP_NUM_THREADS := 1
 
-.PHONY: book test setup data lint unit notebooks store-notebooks benchmarks clean
+.PHONY: book test setup data browser lint unit notebooks store-notebooks benchmarks clean
 
 book: setup data
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "open _build/html/index.html"
 
-test: setup data lint
-	$(PY) -m pytest --nbval --nbval-current-env tests chapters
+# -rs lists every skipped test with its reason in the summary.
+PYTEST_OPTS := -rs
+
+test: setup data browser lint
+	$(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env tests chapters
 
 setup: $(STAMP)
 
@@ -35,14 +38,23 @@ data: setup
 	  else $(PY) -m fibook data --download; fi; \
 	  $(PY) -m fibook data; }
 
+# Chromium for the browser check of the rendered book: Debian's package, installed when root; otherwise the
+# check is skipped (listed in the test summary) and this says which package to install.
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; \
+	  else echo "*** Chromium is not installed: the browser check of the rendered book will be SKIPPED."; \
+	    echo "*** Install Debian's package 'chromium' (sudo apt-get install chromium) to run it."; fi; }
+
 lint: setup
 	$(VENV)/bin/ruff check .
 
 unit: setup data
-	$(PY) -m pytest tests
+	$(PY) -m pytest $(PYTEST_OPTS) tests
 
 notebooks: setup data
-	$(PY) -m pytest --nbval --nbval-current-env chapters
+	$(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env chapters
 
 # Re-execute every chapter and store its outputs (what nbval then compares against).
 store-notebooks: setup data

@@ -155,6 +155,30 @@ def budget_grid(budget: float, points: int = 19):
     return eta1, budget - eta1
 
 
+TIE_RTOL = 1e-9
+
+
+def best_splits(eta1, loss, budget: float, rtol: float = TIE_RTOL) -> tuple[float, ...]:
+    r"""Every ``eta1 / S`` of a split grid whose loss ties with the lowest, in ascending order.
+
+    A point ties when ``L_i - L_min <= rtol |L_min|``. Many of the book's curves are symmetric under
+    ``eta1 <-> eta2`` in exact arithmetic (the depth-2 closed forms depend on ``s`` and ``p`` only, and literal GD
+    from a Haar initialization is symmetric at step 1), so their two ends are exact minimizers that rounding
+    separates by ~1e-16: which one ``argmin`` picks depends on the CPU's kernels. ``rtol = 1e-9`` is ~10^7 times
+    float64 rounding and far below the gap between neighbouring grid points of the book's curves (>= 1e-6
+    relative), so the answer is the same on every machine: both ends for a symmetric curve, one point otherwise.
+    """
+    eta1, loss = np.asarray(eta1, dtype=float), np.asarray(loss, dtype=float)
+    if eta1.shape != loss.shape or eta1.ndim != 1 or len(eta1) == 0:
+        raise ValueError(f"eta1 and loss must be 1-d arrays of one length, got shapes {eta1.shape} and {loss.shape}")
+    if not np.all(np.isfinite(loss)):
+        raise ValueError("loss has non-finite values; a diverged split has no best split")
+    if not 0 <= rtol < 1:
+        raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
+    low = loss.min()
+    return tuple(float(f) for f in np.sort(eta1[loss - low <= rtol * abs(low)] / budget))
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Sampled networks and gradient descent (batched over Monte-Carlo draws, torch float64)
 # --------------------------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 * :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the scale.
 * :func:`show_table` prints rows as a table; :func:`claims_table` prints the table every chapter ends with:
   claim, the paper's number, ours, and whether they agree.
+* :func:`below` prints a quantity that should vanish as a bound at a stated floor, so that no digit of
+  rounding noise reaches a stored output.
 * :func:`frames_explorer` is a slider over precomputed figures that works in the static HTML page without a
   kernel (the slider switches between embedded images in the browser); :func:`live_explorer` recomputes the
   figure in a running kernel for any value.
@@ -51,6 +53,21 @@ class Claim:
     paper: str
     ours: str
     agrees: str
+
+
+def below(value: float, floor: float) -> str:
+    """A quantity that should vanish, printed against a stated floor: ``"< 1e-9"`` below it, else 2 digits.
+
+    Errors at rounding level (an ODE solver's tolerance, float64 cancellation) have no digits that survive a
+    change of CPU kernels; printed as a bound at a floor far above that level they read the same everywhere,
+    and one that lands above the floor shows its value. ``floor`` must be a power of ten.
+    """
+    exponent = round(float(np.log10(floor))) if floor > 0 else None
+    if exponent is None or not np.isclose(floor, 10.0**exponent, rtol=1e-12, atol=0):
+        raise ValueError(f"floor must be a power of ten such as 1e-9, got {floor!r}")
+    if not np.isfinite(value):
+        return str(value)
+    return f"< 1e{exponent}" if abs(value) < floor else f"{value:.1e}"
 
 
 def markdown_table(rows: Sequence[Mapping[str, object]]) -> str:

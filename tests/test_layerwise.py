@@ -183,3 +183,28 @@ def test_simulation_rejects_bad_settings():
         lw.simulate(3, 8, 1.0, -1.0, draws=2)
     with pytest.raises(ValueError, match="steps must be a non-negative integer"):
         lw.simulate(3, 8, 1.0, 1.0, steps=-1, draws=2)
+
+
+def test_best_splits_reports_both_ends_of_a_symmetric_curve_on_any_rounding():
+    e1, e2 = lw.budget_grid(27000.0)
+    loss = lw.closed_form_loss(2, 1000, e1, e2, 1)
+    assert lw.best_splits(e1, loss, 27000.0) == pytest.approx((0.05, 0.95))
+    # The same curve with its ends pushed apart by rounding-size noise either way: the answer does not move.
+    for nudge in (+1e-15, -1e-15):
+        noisy = loss.copy()
+        noisy[0] *= 1 + nudge
+        assert lw.best_splits(e1, noisy, 27000.0) == pytest.approx((0.05, 0.95))
+
+
+def test_best_splits_tie_boundary_is_rtol_relative_to_the_minimum():
+    eta1 = np.array([1.0, 2.0, 3.0])
+    low = 2.0
+    just_in = np.array([low * (1 + 0.99 * lw.TIE_RTOL), 5.0, low])
+    just_out = np.array([low * (1 + 1.01 * lw.TIE_RTOL), 5.0, low])
+    assert lw.best_splits(eta1, just_in, 4.0) == (0.25, 0.75)
+    assert lw.best_splits(eta1, just_out, 4.0) == (0.75,)
+    assert lw.best_splits(eta1, np.array([3.0, 1.0, 2.0]), 4.0) == (0.5,)
+    with pytest.raises(ValueError, match="non-finite"):
+        lw.best_splits(eta1, np.array([1.0, np.nan, 2.0]), 4.0)
+    with pytest.raises(ValueError, match="one length"):
+        lw.best_splits(eta1, np.array([1.0, 2.0]), 4.0)

@@ -41,3 +41,16 @@ def test_frames_explorer_embeds_every_frame_and_links_sliders():
     assert (id(s2), id(outer)) in linked and all((id(s1), id(inner)) in linked for inner in outer.children)
     with pytest.raises(ValueError, match="one or two sliders"):
         frames_explorer(render, {"a": [1], "b": [1], "c": [1]})
+
+
+def test_below_prints_a_bound_under_the_floor_and_digits_above():
+    from fibook.notebook import below
+
+    assert below(0.99e-9, 1e-9) == "< 1e-9"
+    assert below(1.01e-9, 1e-9) == "1.0e-09"
+    assert below(0.0, 1e-12) == "< 1e-12" and below(-5e-13, 1e-12) == "< 1e-12"
+    assert below(3.2e-4, 1e-9) == "3.2e-04"
+    with pytest.raises(ValueError, match="power of ten"):
+        below(1e-10, 2e-9)
+    with pytest.raises(ValueError, match="power of ten"):
+        below(1e-10, 0.0)

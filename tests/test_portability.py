@@ -1,0 +1,70 @@
+"""Stored outputs do not depend on the CPU: every chapter that computes is re-executed on a second CPU kernel path.
+
+The book is built and tested on machines with different CPUs (Intel with AMX, AMD Zen 4, ...). torch, NumPy,
+OpenBLAS, MKL and oneDNN pick their kernels by the CPU's instruction set, so the last bits of a sum or a matrix
+product change from one machine to the next; a stored output that shows such bits breaks `make test` elsewhere.
+Here each computing chapter runs again under ``pytest --nbval`` with every library forced off its fastest path
+(:data:`SECOND_KERNEL_PATH`) and must reproduce its stored outputs. Chapters that only plot committed results
+say so in their metadata (``{"fibook": {"computes": false}}``) and are not rerun.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each library's switch to a plainer kernel path than the one it picks on a modern x86 CPU.
+SECOND_KERNEL_PATH = {
+    "ATEN_CPU_CAPABILITY": "default",  # torch: non-vectorised ATen kernels
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # NumPy: AVX2 (x86-64-v3) loops, not AVX-512
+    "OPENBLAS_CORETYPE": "Haswell",  # NumPy's OpenBLAS: AVX2 kernels
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",  # torch's MKL BLAS
+    "ONEDNN_MAX_CPU_ISA": "AVX2",  # torch's oneDNN convolutions (no AVX-512, no AMX)
+}
+
+
+def notebooks() -> list[Path]:
+    return sorted(p for p in (ROOT / "chapters").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def computes(path: Path) -> bool:
+    return json.loads(path.read_text())["metadata"].get("fibook", {}).get("computes", True)
+
+
+COMPUTING = [p for p in notebooks() if computes(p)]
+
+
+def test_chapters_that_skip_the_rerun_only_plot_committed_results():
+    for path in notebooks():
+        if computes(path):
+            continue
+        cells = json.loads(path.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        reads = ("load_arms(", "finished_arms(", "results.load(")
+        assert any(r in code for r in reads), f"{path.name} is marked as not computing but reads no results file"
+        assert "run_sweep(" not in code or "if RERUN" in code, f"{path.name} trains outside its RERUN switch"
+    assert 0 < len(COMPUTING) < len(notebooks())
+
+
+def test_the_second_path_is_a_different_kernel_path():
+    probe = ("import numpy._core._multiarray_umath as m, torch; "
+             "print(torch.backends.cpu.get_cpu_capability(), m.__cpu_features__.get('AVX512_SKX'))")
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **SECOND_KERNEL_PATH},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["DEFAULT", "False"], out
+
+
+@pytest.mark.parametrize("notebook", COMPUTING, ids=[str(p.relative_to(ROOT)) for p in COMPUTING])
+def test_stored_outputs_reproduce_on_a_second_cpu_kernel_path(notebook):
+    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
+           str(notebook)]
+    env = {**os.environ, **SECOND_KERNEL_PATH, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, (
+        f"{notebook.relative_to(ROOT)} does not reproduce its stored outputs with "
+        f"{' '.join(f'{k}={v}' for k, v in SECOND_KERNEL_PATH.items())}:\n{proc.stdout[-6000:]}")
