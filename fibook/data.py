@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -305,7 +304,7 @@ def _md5(path: Path) -> str:
 
 
 def verify_cifar10(folder: Path) -> None:
-    """Check that every CIFAR-10 batch file exists, unpickles, and has torchvision's known md5."""
+    """Check that every CIFAR-10 batch file exists and has torchvision's known md5 (before anything unpickles it)."""
     for name, md5 in _cifar10_files():
         path = folder / name
         if not path.is_file():
@@ -313,18 +312,10 @@ def verify_cifar10(folder: Path) -> None:
                 f"CIFAR-10 file {path} is missing; the folder must hold the python version "
                 "(cifar-10-python.tar.gz unpacked); pass download=True to fetch it with torchvision")
         digest = _md5(path)
-        if digest == md5:
-            continue
-        try:
-            with open(path, "rb") as f:
-                pickle.load(f, encoding="latin1")
-        except (EOFError, pickle.UnpicklingError, ValueError) as e:
+        if digest != md5:  # never unpickled: a pickle that is not the known file could run any code
             raise DatasetCorruptError(
-                f"{path}: truncated or damaged, it does not unpickle ({type(e).__name__}: {e}); "
-                "replace it with a good copy") from e
-        raise DatasetCorruptError(
-            f"{path}: checksum mismatch (md5 {digest}, expected {md5}); the file is altered or from another "
-            "dataset; replace it with a good copy")
+                f"{path}: checksum mismatch (md5 {digest}, expected {md5}); the file is truncated, altered or from "
+                "another dataset and was not opened; replace it with a good copy")
 
 
 def load_cifar10(root: str | Path | None = None, download: bool = False) -> DatasetSplits:

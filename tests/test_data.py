@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import pickle
 import struct
+from pathlib import Path
 from urllib.error import URLError
 
 import numpy as np
@@ -187,7 +188,7 @@ def test_cifar10_missing_file_truncation_and_checksum(cifar_root):
     path = folder / "data_batch_3"
     good = path.read_bytes()
     path.write_bytes(good[: len(good) // 2])
-    with pytest.raises(data.DatasetCorruptError, match="data_batch_3: truncated"):
+    with pytest.raises(data.DatasetCorruptError, match="data_batch_3: checksum mismatch.*truncated"):
         data.load_cifar10(root)
     batch = pickle.loads(good, encoding="latin1")
     batch["labels"][0] = (batch["labels"][0] + 1) % 10
@@ -238,3 +239,22 @@ def test_default_root_may_be_missing_on_a_fresh_checkout(tmp_path, monkeypatch):
     assert data.find_fashion_mnist() == data.DEBIAN_FASHION_MNIST
     with pytest.raises(data.DatasetNotFoundError, match="cifar-10-batches-py does not exist"):
         data.load_cifar10()
+
+
+class _Payload:
+    """Unpickling this runs code: it creates the file named at pickling time."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (Path(self.marker).touch, ())
+
+
+def test_a_cifar10_file_with_the_wrong_checksum_is_never_unpickled(cifar_root, tmp_path):
+    root, _ = cifar_root
+    marker = tmp_path / "code-ran"
+    (root / data.CIFAR10_FOLDER / "data_batch_2").write_bytes(pickle.dumps(_Payload(marker)))
+    with pytest.raises(data.DatasetCorruptError, match="data_batch_2: checksum mismatch"):
+        data.verify_cifar10(root / data.CIFAR10_FOLDER)
+    assert not marker.exists()
