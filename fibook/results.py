@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
+from fibook.experiments import get_experiment
 from fibook.paths import results_dir
 from fibook.scales import get_scale
+from fibook.train import TrainConfig
 
 STATUSES = ("ok", "diverged", "failed")
 
@@ -129,8 +132,14 @@ def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | No
     """The runs of experiment ``name`` at ``scale`` (default: ``$FIBOOK_SCALE`` or ``book``), one per id.
 
     ``status`` keeps only runs with that status (or those statuses); keyword filters compare config fields,
-    e.g. ``load("optimizers", "book", optimizer="adam", status="ok")``.
+    e.g. ``load("optimizers", "book", optimizer="adam", status="ok")``. An unknown experiment or config field
+    raises ``ValueError`` naming the allowed ones.
     """
+    get_experiment(name)  # an unknown name (a typo) raises with the choices, instead of returning no runs
+    known = [f.name for f in fields(TrainConfig)]
+    unknown = sorted(set(config) - set(known))
+    if unknown:
+        raise ValueError(f"unknown config field(s) {', '.join(unknown)} to filter on; choose from: {', '.join(known)}")
     scale_name = get_scale(scale).name
     wanted = (status,) if isinstance(status, str) else status
     if wanted and not set(wanted) <= set(STATUSES):

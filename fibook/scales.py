@@ -216,12 +216,15 @@ SCALE_NAMES = tuple(SCALES)
 
 
 def get_scale(name: str | Scale | None = None) -> Scale:
-    """Return the preset called ``name``; ``None`` reads ``$FIBOOK_SCALE`` and falls back to ``book``."""
+    """Return the preset called ``name``; ``None`` reads ``$FIBOOK_SCALE`` and falls back to ``book``.
+
+    An empty or blank ``$FIBOOK_SCALE`` counts as unset (``FIBOOK_SCALE= make test`` runs at ``book``)."""
     if isinstance(name, Scale):
         return name
     if name is None:
-        name = os.environ.get(SCALE_ENV) or DEFAULT_SCALE
-        source = f"${SCALE_ENV}" if os.environ.get(SCALE_ENV) else "default"
+        env = os.environ.get(SCALE_ENV, "").strip()
+        name = env or DEFAULT_SCALE
+        source = f"${SCALE_ENV}" if env else "default"
     else:
         source = "argument"
     key = str(name).strip().lower()

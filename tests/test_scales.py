@@ -42,3 +42,13 @@ def test_parts_table_reads_each_scale():
     assert paper.shape.d == 1000 and paper.shape.n_train == 100  # the paper's sparse-regression setting
     assert rows[-1]["Part II: d, N"] == "1,000, 100"
     assert paper.forgetting.seeds == (0, 1, 2) and scales.get_scale("gpu").forgetting.seeds == (0,)
+
+
+def test_an_empty_or_blank_scale_variable_counts_as_unset(monkeypatch):
+    from fibook.scales import get_scale
+
+    for value in ("", "  "):
+        monkeypatch.setenv("FIBOOK_SCALE", value)
+        assert get_scale().name == "book"
+    monkeypatch.setenv("FIBOOK_SCALE", "smoke")
+    assert get_scale().name == "smoke"

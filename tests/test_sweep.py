@@ -178,3 +178,11 @@ def test_cli_rejects_bad_arguments_with_the_allowed_values(capsys, store):
     assert "choose one of: smoke, book, gpu, paper" in capsys.readouterr().err
     assert main(["repair", "depth", "--scale", "smoke"]) == 0
     assert "nothing to repair" in capsys.readouterr().out
+
+
+def test_load_rejects_an_unknown_experiment_or_filter_field(store):
+    with pytest.raises(ValueError, match="unknown experiment 'optimizer'; choose one of: sgd_remembers"):
+        results.load("optimizer", "smoke")
+    with pytest.raises(ValueError, match="unknown config field.* optimiser.*choose from: dataset"):
+        results.load("optimizers", "smoke", optimiser="adam")
+    assert results.load("optimizers", "smoke", optimizer="adam") == []  # a known field that matches nothing
