@@ -15,6 +15,7 @@ one fused network (:mod:`fibook.fused`), the fast path on a GPU.
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 import traceback
@@ -33,11 +34,14 @@ DEVICES = ("auto", "cpu", "cuda")
 
 
 def check_device(device: str) -> str:
-    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``; CUDA must be present."""
-    if device not in DEVICES and not device.startswith("cuda:"):
-        raise ValueError(f"unknown device {device!r}; choose one of: {', '.join(DEVICES)} (or cuda:N)")
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` with N a visible GPU's index; CUDA must be present."""
+    if not isinstance(device, str) or (device not in DEVICES and not re.fullmatch(r"cuda:\d+", device)):
+        raise ValueError(f"unknown device {device!r}; choose one of: {', '.join(DEVICES)} (or cuda:N, N = 0, 1, ...)")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} was asked for but torch sees no CUDA device; use --device cpu")
+    if device.startswith("cuda:") and int(device[5:]) >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: torch sees {torch.cuda.device_count()} GPU(s), "
+                         f"indices 0 to {torch.cuda.device_count() - 1}")
     return device
 
 

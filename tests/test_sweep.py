@@ -186,3 +186,10 @@ def test_load_rejects_an_unknown_experiment_or_filter_field(store):
     with pytest.raises(ValueError, match="unknown config field.* optimiser.*choose from: dataset"):
         results.load("optimizers", "smoke", optimiser="adam")
     assert results.load("optimizers", "smoke", optimizer="adam") == []  # a known field that matches nothing
+
+
+def test_device_strings_are_validated_before_any_run():
+    for bad in ("cuda:x", "cuda:", "cuda:-1", "gpu"):
+        with pytest.raises(ValueError, match="unknown device"):
+            sweep.check_device(bad)
+    assert sweep.check_device("cpu") == "cpu"
