@@ -110,12 +110,14 @@ def stratified_first_n(labels: torch.Tensor | np.ndarray, n: int) -> np.ndarray:
     """Indices of the first images of each class, ``n`` in all, in their original order.
 
     Every class gets ``n // C`` images and the first ``n % C`` classes (by label value) one more, so the
-    subset is class-balanced and does not depend on any random draw.
+    subset is class-balanced and does not depend on any random draw; ``n`` must be at least C, so that no
+    class is missing.
     """
     labels = np.asarray(labels)
     classes = np.unique(labels)
-    if not 0 < n <= len(labels):
-        raise ValueError(f"subset size must be between 1 and {len(labels)} (the split's size), got {n}")
+    if not len(classes) <= n <= len(labels):
+        raise ValueError(f"subset size must be between {len(classes)} (one image of each class) and "
+                         f"{len(labels)} (the split's size), got {n}")
     base, extra = divmod(n, len(classes))
     chosen = []
     for rank, c in enumerate(classes):

@@ -106,10 +106,11 @@ def base_config(f: ForgettingScale) -> dict:
                 n_train=d.n_train, n_val=d.n_val, n_test=d.n_test, precision=f.precision)
 
 
-def runs(name: str, scale: str | Scale | None = None) -> list[TrainConfig]:
-    """Every run of experiment ``name`` at ``scale``: arms x sigma_w x seeds, in a stable order."""
+def runs(name: str, scale: str | Scale | None = None, fused: bool = False) -> list[TrainConfig]:
+    """Every run of experiment ``name`` at ``scale``: arms x sigma_w x seeds, in a stable order (``fused``: the
+    same runs trained as fused populations, which are runs of their own, see :mod:`fibook.sweep`)."""
     exp, f = get_experiment(name), get_scale(scale).forgetting
-    base = base_config(f)
+    base = base_config(f) | {"fused": fused}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
             for arm in exp.arms(f) for seed in exp.seeds(f) for sigma in exp.sigmas(f)]
 

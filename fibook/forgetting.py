@@ -24,7 +24,7 @@ from fibook.results import load
 from fibook.scales import get_scale
 
 ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",
-              "precision", "augment", "schedule")
+              "precision", "augment", "schedule", "fused")
 OPTIMIZER_NAMES = {"sgd": "SGD", "msgd": "momentum SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
 CLOCK_OF = {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt", "muon": "T_adapt", "adamw": "T_L2"}
 MSGD_MOMENTUM = 0.9  # make_optimizer's default for "msgd"
@@ -54,10 +54,13 @@ def config_part(config: dict, key: str) -> str | None:
 
 
 def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> str:
-    """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``."""
+    """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``; runs trained as fused
+    populations say ``[fused]``."""
     name = OPTIMIZER_NAMES.get(config["optimizer"], config["optimizer"])
     if config["optimizer"] == "sgd" and config.get("weight_decay"):
         name += " + L2"
+    if config.get("fused"):
+        name += " [fused]"
     parts = [p for p in (config_part(config, k) for k in show) if p]
     return f"{name} ({', '.join(parts)})" if parts else name
 

@@ -150,24 +150,37 @@ def _groups(model: nn.Module, weight_decay: float) -> list[dict]:
     return [{"params": weights, "weight_decay": weight_decay}, {"params": others, "weight_decay": 0.0}]
 
 
+def _check_momentum(name: str, value) -> None:
+    """A momentum (or Adam beta) in [0, 1): at 1 or above the running average never forgets and grows."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
+
+
 def _sgd(model, lr, weight_decay, momentum=0.0):
+    _check_momentum("momentum", momentum)
     return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
 
 
 def _msgd(model, lr, weight_decay, momentum=0.9):
+    _check_momentum("momentum", momentum)
     return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
 
 
 def _adam(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+    for beta in betas:
+        _check_momentum("each of betas", beta)
     return torch.optim.Adam(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
 
 
 def _adamw(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+    for beta in betas:
+        _check_momentum("each of betas", beta)
     return torch.optim.AdamW(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
 
 
 def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, ns_steps=5,
           ns_dtype=torch.bfloat16, population=1):
+    _check_momentum("momentum", momentum)
     if isinstance(ns_dtype, str):  # configs name it, e.g. "float64", so that they stay JSON
         ns_dtype = getattr(torch, ns_dtype)
     layers = weight_layers(model)

@@ -10,7 +10,9 @@ Parallelism: ``workers=1`` trains in this process. More workers, or a ``cluster`
 distributed: a ``LocalCluster`` of ``workers`` processes with one thread each (on a shared CPU, two threads per
 process were measured up to 11x slower than one), or the scheduler at ``cluster`` (a dask-jobqueue Slurm/PBS
 cluster, a multi-GPU dask-cuda cluster, ...). ``fuse=True`` trains runs that differ only in sigma_w and seed as
-one fused network (:mod:`fibook.fused`), the fast path on a GPU.
+one fused network (:mod:`fibook.fused`), the fast path on a GPU. A fused network sums in another order than one
+network at a time, so in fp32 its numbers differ and its runs are other runs: their configs say ``fused: true``
+and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused.py`` checks).
 """
 
 from __future__ import annotations
@@ -54,14 +56,12 @@ def make_record(result: RunResult, experiment: str, scale: str, prov: dict) -> d
     }
 
 
-def train_group(configs: list[TrainConfig], experiment: str, scale: str, device: str, fuse: bool) -> list[dict]:
+def train_group(configs: list[TrainConfig], experiment: str, scale: str, device: str) -> list[dict]:
     """Train one group of runs (one, or a fusable population) and return their records; never raises."""
-    if device in ("cpu", "auto") and not torch.cuda.is_available():
-        torch.set_num_threads(1)
     prov = provenance(device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu"))
     start = time.perf_counter()
     try:
-        return [make_record(r, experiment, scale, prov) for r in train_population(configs, device, fuse=fuse)]
+        return [make_record(r, experiment, scale, prov) for r in train_population(configs, device)]
     except Exception:  # a run that raises is recorded, not lost, and the sweep goes on
         wall = (time.perf_counter() - start) / len(configs)
         return failed_records(configs, experiment, scale, traceback.format_exc(limit=20),
@@ -74,15 +74,18 @@ def failed_records(configs: list[TrainConfig], experiment: str, scale: str, erro
              "error": error, "provenance": prov} for c in configs]
 
 
-def group_runs(configs: list[TrainConfig], fuse: bool, max_population: int) -> list[list[TrainConfig]]:
-    """Singletons, or (``fuse``) populations of up to ``max_population`` runs differing only in sigma_w/seed."""
-    if not fuse:
-        return [[c] for c in configs]
+def group_runs(configs: list[TrainConfig], max_population: int) -> list[list[TrainConfig]]:
+    """Unfused runs one by one; fused runs in populations of up to ``max_population`` that differ only in
+    sigma_w and seed."""
+    singles: list[list[TrainConfig]] = []
     buckets: dict[str, list[TrainConfig]] = {}
     for c in configs:
+        if not c.fused:
+            singles.append([c])
+            continue
         key = repr(sorted((k, repr(v)) for k, v in c.to_dict().items() if k not in FUSABLE))
         buckets.setdefault(key, []).append(c)
-    return [b[i:i + max_population] for b in buckets.values() for i in range(0, len(b), max_population)]
+    return singles + [b[i:i + max_population] for b in buckets.values() for i in range(0, len(b), max_population)]
 
 
 @dataclass
@@ -98,11 +101,12 @@ class Plan:
     pending: list[TrainConfig]
 
 
-def plan(name: str, scale: str | None = None) -> Plan:
-    """Compare the experiment's grid with its results file (and the other experiments' files of this scale)."""
+def plan(name: str, scale: str | None = None, fuse: bool = False) -> Plan:
+    """Compare the experiment's grid (its fused runs with ``fuse``) with its results file and the other
+    experiments' files of this scale."""
     exp = get_experiment(name)
     scale_name = get_scale(scale).name
-    configs = runs(exp.name, scale_name)
+    configs = runs(exp.name, scale_name, fused=fuse)
     records = {r["id"]: r for r in results.latest(results.read_records(results.results_path(name, scale_name)))}
     ids = [run_id(c) for c in configs]
     done = {i: records[i] for i in ids if i in records and records[i]["status"] != "failed"}
@@ -120,9 +124,9 @@ def plan(name: str, scale: str | None = None) -> Plan:
     return Plan(exp.name, scale_name, len(configs), done, failed, reusable, pending)
 
 
-def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, fuse: bool, workers: int,
+def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers: int,
              cluster: str | None) -> Iterable[list[dict]]:
-    args = (plan_.experiment, plan_.scale, device, fuse)
+    args = (plan_.experiment, plan_.scale, device)
     if workers == 1 and cluster is None:
         for g in groups:
             yield train_group(g, *args)
@@ -160,17 +164,17 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     if max_population < 1:
         raise ValueError(f"max_population must be >= 1, got {max_population}")
     device = check_device(device)
-    p = plan(name, scale)
+    p = plan(name, scale, fuse)
     path = results.results_path(p.experiment, p.scale)
     counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
     for record in p.reusable.values():
         results.append_record(path, {**record, "experiment": p.experiment})
         counts["reused"] += 1
-    groups = group_runs(p.pending, fuse, max_population)
+    groups = group_runs(p.pending, max_population)
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.scale}]", unit="run", disable=not progress)
-    for records in _execute(groups, p, device, fuse, workers, cluster):
+    for records in _execute(groups, p, device, workers, cluster):
         for record in records:
             results.append_record(path, record)
             counts[record["status"]] += 1
@@ -179,10 +183,10 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     return counts
 
 
-def status(name: str, scale: str | None = None, workers: int = 1) -> dict[str, object]:
-    """Done / diverged / failed / remaining runs, and the time left at ``workers`` parallel workers, estimated
-    from the median wall time of the finished runs."""
-    p = plan(name, scale)
+def status(name: str, scale: str | None = None, workers: int = 1, fuse: bool = False) -> dict[str, object]:
+    """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``), and the time left at
+    ``workers`` parallel workers, estimated from the median wall time of the finished runs."""
+    p = plan(name, scale, fuse)
     finished = list(p.done.values())
     walls = [r["provenance"]["wall_seconds"] for r in finished if "provenance" in r]
     remaining = len(p.pending) + len(p.reusable)

@@ -13,9 +13,11 @@ max(initial training loss, ln C): training stops there and the run is recorded; 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -47,6 +49,12 @@ def cosine_schedule(step: int, total_steps: int) -> float:
 SCHEDULES: dict[str, Callable[[int, int], float]] = {"constant": constant_schedule, "cosine": cosine_schedule}
 
 
+def _check_whole(name: str, value, least: int, alternative: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be a whole number >= {least}{' ' + alternative if alternative else ''}, "
+                         f"got {value!r}")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything that defines a run. Sizes ``n_train``/``n_val``/``n_test`` take the stratified first N images
@@ -70,14 +78,30 @@ class TrainConfig:
     schedule: str = "constant"
     precision: str = "auto"
     options: dict = field(default_factory=dict)
+    fused: bool = False
 
     def __post_init__(self):
+        for name in ("dataset", "arch", "optimizer", "augment", "schedule", "precision"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"unknown schedule {self.schedule!r}; choose one of: {', '.join(SCHEDULES)}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"unknown precision {self.precision!r}; choose one of: {', '.join(PRECISIONS)}")
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs} and {self.batch_size}")
+        for name, least in (("width", 1), ("batch_size", 1), ("epochs", 1), ("seed", 0)):
+            _check_whole(name, getattr(self, name), least)
+        for name in ("n_train", "n_val", "n_test"):
+            if getattr(self, name) is not None:
+                _check_whole(name, getattr(self, name), 1, "or None (the whole split)")
+        for name, positive in (("sigma_w", True), ("lr", True), ("weight_decay", False)):
+            value = getattr(self, name)
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+            if not ok or value < 0 or (positive and value == 0):
+                raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+        if not isinstance(self.options, dict):
+            raise ValueError(f"options must be a dict of optimizer keyword arguments, got {self.options!r}")
+        if not isinstance(self.fused, bool):
+            raise ValueError(f"fused must be True or False, got {self.fused!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,9 +182,11 @@ def recalibrated_copy(net, k: int, batches: Batches, bf16: bool):
     return twin
 
 
-def summarize(history: dict[str, list]) -> dict[str, object]:
+def summarize(history: dict[str, list], steps: int, clocks: dict[str, float]) -> dict[str, object]:
     """The run's summary from its history: the validation-selected epoch and its test accuracy, tau_interp,
-    the repair gap (pp), initial and final total weight norm, the final clocks."""
+    the repair gap (pp), initial and final total weight norm, and ``steps``/``clocks``, the optimizer steps taken
+    and the clocks over them (for a diverged run these include the epoch it diverged in, which has no history
+    entry; the clocks of a recorded epoch are in the history)."""
     sel = metrics.selected_epoch(history["val_loss"])
     tau = metrics.interpolation_epoch(history["train_acc"])
     return {
@@ -173,8 +199,8 @@ def summarize(history: dict[str, list]) -> dict[str, object]:
         "repair_gap": metrics.repair_gap(history["val_acc"], tau),
         "init_weight_norm": history["weight_norm"][0],
         "final_weight_norm": history["weight_norm"][-1],
-        "clocks": {k: history[k][-1] for k in ("T_SGD", "T_L2", "T_adapt")},
-        "steps": history["steps"][-1],
+        "clocks": clocks,
+        "steps": steps,
     }
 
 
@@ -224,21 +250,40 @@ def _build_blocks(configs: list[TrainConfig], fuse: bool, ds: DatasetSplits, dev
     return blocks
 
 
-def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto",
-                     fuse: bool = False) -> list[RunResult]:
-    """Train runs that differ only in sigma_w and seed in one loop, one network each (``fuse=False``: the
-    reference) or all as one fused network (``fuse=True``, :mod:`fibook.fused`); return their results in order.
+@contextlib.contextmanager
+def one_cpu_thread():
+    """Run the block with one torch intra-op thread, then restore the previous count. A CPU conv sums in a
+    thread-count-dependent order, so this is what makes a CPU run's numbers the same on every machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto") -> list[RunResult]:
+    """Train runs that differ only in sigma_w and seed in one loop, one network each (``fused=False``: the
+    reference) or all as one fused network (``fused=True``, :mod:`fibook.fused`); return their results in order.
 
     Each run keeps its own data order (its seed), BatchNorm statistics, optimizer state, history and status;
-    a diverged run stops being recorded while the others go on.
+    a diverged run stops being recorded while the others go on. On the CPU training runs on one thread
+    (:func:`one_cpu_thread`), whatever the caller's thread count.
     """
     check_population(configs)
-    start = time.perf_counter()
     dev = resolve_device(device)
+    if dev.type != "cpu":
+        return _train_population(configs, dev)
+    with one_cpu_thread():
+        return _train_population(configs, dev)
+
+
+def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[RunResult]:
+    start = time.perf_counter()
     c = configs[0]
     bf16 = _use_bf16(c.precision, dev)
     ds = _dataset(c.dataset).subset(c.n_train, c.n_val, c.n_test)
-    blocks = _build_blocks(configs, fuse, ds, dev, bf16)
+    blocks = _build_blocks(configs, c.fused, ds, dev, bf16)
     stats = dict(mean=ds.mean, std=ds.std, device=dev,
                  dtype=torch.float64 if c.precision == "fp64" else torch.float32)
     train_batches = [Batches(ds.train, c.batch_size, shuffle=True, augment=c.augment, drop_last=True,
@@ -252,6 +297,7 @@ def train_population(configs: list[TrainConfig], device: str | torch.device | No
     histories = [{k: [] for k in keys} for _ in configs]
     status: list[str] = ["ok"] * len(configs)
     diverged_epoch: list[int | None] = [None] * len(configs)
+    steps_taken: list[int | None] = [None] * len(configs)  # set when a run stops early
     lrs: list[float] = []
 
     def record(epoch: int) -> None:
@@ -301,14 +347,19 @@ def train_population(configs: list[TrainConfig], device: str | torch.device | No
             lrs.append(c.lr * mult)
         for i, mean_loss in enumerate((loss_sums / steps_per_epoch).tolist()):
             if status[i] == "ok" and not (math.isfinite(mean_loss) and mean_loss <= loss_limits[i]):
-                status[i], diverged_epoch[i] = "diverged", epoch
+                status[i], diverged_epoch[i], steps_taken[i] = "diverged", epoch, len(lrs)
         if all(s != "ok" for s in status):
             break
         record(epoch)
     wall = time.perf_counter() - start
-    return [RunResult(config=r, status=status[i], history=histories[i], layer_names=layer_names,
-                      summary=summarize(histories[i]), wall_seconds=wall / len(configs), device=str(dev),
-                      diverged_epoch=diverged_epoch[i]) for i, r in enumerate(configs)]
+    out = []
+    for i, r in enumerate(configs):
+        steps = len(lrs) if steps_taken[i] is None else steps_taken[i]
+        clocks = metrics.forgetting_clocks(lrs[:steps], c.batch_size, c.weight_decay)
+        out.append(RunResult(config=r, status=status[i], history=histories[i], layer_names=layer_names,
+                             summary=summarize(histories[i], steps, clocks), wall_seconds=wall / len(configs),
+                             device=str(dev), diverged_epoch=diverged_epoch[i]))
+    return out
 
 
 def train(config: TrainConfig, device: str | torch.device | None = "auto") -> RunResult:

@@ -205,8 +205,11 @@ def test_stratified_first_n_is_balanced_and_ordered():
     idx = data.stratified_first_n(labels, 7)
     assert idx.tolist() == [0, 1, 2, 3, 4, 5, 6]
     assert np.bincount(labels[data.stratified_first_n(labels, 6)]).tolist() == [2, 2, 2]
-    with pytest.raises(ValueError, match="between 1 and 10"):
+    with pytest.raises(ValueError, match=r"between 3 \(one image of each class\) and 10"):
         data.stratified_first_n(labels, 11)
+    with pytest.raises(ValueError, match="between 3"):
+        data.stratified_first_n(labels, 2)  # a class would be missing
+    assert np.bincount(labels[data.stratified_first_n(labels, 3)]).tolist() == [1, 1, 1]
     with pytest.raises(ValueError, match="needs 4 images of class 1"):
         data.stratified_first_n(np.array([0] * 8 + [1] * 2), 8)
 

@@ -1,5 +1,6 @@
 """A fused population computes and trains exactly like its models one at a time."""
 
+import dataclasses
 import pytest
 import torch
 
@@ -39,8 +40,8 @@ def test_fused_training_equals_one_at_a_time(optimizer, lr, options):
     base = dict(width=4, epochs=2, n_train=256, n_val=128, n_test=128, batch_size=64, optimizer=optimizer, lr=lr,
                 weight_decay=1e-3, precision="fp64", options=options)
     configs = [TrainConfig(sigma_w=s, seed=i, **base) for i, s in enumerate((0.3, 1.0, 2.0))]
-    separate = train_population(configs, "cpu", fuse=False)
-    together = train_population(configs, "cpu", fuse=True)
+    separate = train_population(configs, "cpu")
+    together = train_population([dataclasses.replace(c, fused=True) for c in configs], "cpu")
     for a, b in zip(separate, together, strict=True):
         assert a.status == b.status == "ok"
         for key in ("train_loss", "val_loss", "test_acc", "weight_norm"):

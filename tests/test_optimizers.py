@@ -125,3 +125,13 @@ def test_bad_optimizer_arguments_are_explained():
     with pytest.raises(ValueError, match="bad option for optimizer 'adam'"):
         make_optimizer("adam", model, lr=0.1, momentum=0.9)
     assert set(OPTIMIZERS) == {"sgd", "msgd", "adam", "adamw", "muon"}
+
+
+@pytest.mark.parametrize("name,options", [("sgd", {"momentum": 1.0}), ("msgd", {"momentum": 2}),
+                                          ("msgd", {"momentum": -0.1}), ("muon", {"momentum": 1.5}),
+                                          ("adam", {"betas": (0.9, 1.0)}), ("adamw", {"betas": (-0.1, 0.999)})])
+def test_momentum_outside_zero_one_is_refused(name, options):
+    with pytest.raises(ValueError, match=r"must be a number in \[0, 1\), got"):
+        make_optimizer(name, resnet9(4), lr=0.1, **options)
+    edge = {k: (0.0, 0.999) if k == "betas" else 0.999 for k in options}
+    make_optimizer(name, resnet9(4), lr=0.1, **edge)  # just inside the range is accepted

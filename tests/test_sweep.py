@@ -88,12 +88,22 @@ def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sw
 
 
 def test_fusing_groups_only_runs_that_differ_in_sigma_and_seed():
-    configs = runs("optimizers", "book")
-    groups = sweep.group_runs(configs, fuse=True, max_population=3)
+    configs = runs("optimizers", "book", fused=True)
+    groups = sweep.group_runs(configs, max_population=3)
     assert sum(len(g) for g in groups) == len(configs)
     for g in groups:
         assert len(g) <= 3 and len({(c.optimizer, c.lr, c.weight_decay) for c in g}) == 1
-    assert len(sweep.group_runs(configs, fuse=False, max_population=3)) == len(configs)
+    assert len(sweep.group_runs(runs("optimizers", "book"), max_population=3)) == len(configs)
+
+
+def test_fused_runs_are_runs_of_their_own():
+    """fp32 sums of a fused network run in another order, so its numbers differ: it must not be stored under
+    (or counted as) the unfused run's id."""
+    plain, fused = runs("sgd_remembers", "book"), runs("sgd_remembers", "book", fused=True)
+    assert all(f.fused and not p.fused for p, f in zip(plain, fused, strict=True))
+    assert not {run_id(c) for c in plain} & {run_id(c) for c in fused}
+    with pytest.raises(ValueError, match="may differ only in sigma_w, seed; these differ: fused"):
+        sweep.train_population([plain[0], fused[1]], "cpu")
 
 
 @needs_fmnist

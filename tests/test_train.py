@@ -57,6 +57,22 @@ def test_divergence_is_recorded_not_raised():
     assert result.status == "diverged" and result.diverged_epoch == 1
     assert result.history["epoch"] == [0]
     assert result.summary["selected_epoch"] is None
+    steps = result.config.n_train // result.config.batch_size  # the one epoch it diverged in was taken
+    assert result.summary["steps"] == steps and result.history["steps"] == [0]
+    assert result.summary["clocks"] == pytest.approx(metrics.forgetting_clocks([10.0] * steps, 128, 0.0))
+
+
+@needs_fmnist
+def test_training_pins_one_cpu_thread_and_restores_the_callers_count():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        two = train(smoke_config(epochs=1))
+        assert torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        assert train(smoke_config(epochs=1)).history == two.history
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_plain_sgd_grows_bn_weights_by_eta_squared_grad_squared():
@@ -87,6 +103,32 @@ def test_config_rejects_unknown_choices():
         TrainConfig(schedule="step")
     with pytest.raises(ValueError, match="unknown precision 'fp16'"):
         TrainConfig(precision="fp16")
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("epochs", 1.5, "epochs must be a whole number >= 1, got 1.5"),
+    ("batch_size", 64.0, "batch_size must be a whole number >= 1, got 64.0"),
+    ("width", True, "width must be a whole number >= 1, got True"),
+    ("seed", -1, "seed must be a whole number >= 0, got -1"),
+    ("n_train", 0, r"n_train must be a whole number >= 1 or None \(the whole split\), got 0"),
+    ("sigma_w", 0.0, "sigma_w must be a finite number > 0, got 0.0"),
+    ("lr", float("nan"), "lr must be a finite number > 0, got nan"),
+    ("lr", "0.1", "lr must be a finite number > 0, got '0.1'"),
+    ("weight_decay", -1e-4, "weight_decay must be a finite number >= 0, got -0.0001"),
+    ("optimizer", None, "optimizer must be a string, got None"),
+    ("options", [], "options must be a dict"),
+    ("fused", 1, "fused must be True or False, got 1"),
+])
+def test_config_rejects_wrong_types_and_ranges_by_name(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**{field: value})
+
+
+
+def test_config_accepts_the_edges_of_each_range():
+    c = TrainConfig(epochs=1, batch_size=1, width=1, seed=0, n_train=1, sigma_w=1e-300, lr=1e-300,
+                    weight_decay=0.0, fused=True)
+    assert (c.epochs, c.seed, c.weight_decay, c.fused) == (1, 0, 0.0, True)
 
 
 @needs_fmnist
