@@ -14,6 +14,8 @@ import sys
 
 from fibook import data, scales
 from fibook.experiments import EXPERIMENTS
+from fibook.results import ResultsError, load, repair, results_path
+from fibook.sweep import WORKER_TIMEOUT, SweepError, SweepInterrupted, run_sweep, status
 
 
 def cmd_data(args) -> int:
@@ -36,18 +38,27 @@ def cmd_scales(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from fibook.sweep import run_sweep
-
-    counts = run_sweep(args.name, args.scale, workers=args.workers, device=args.device, cluster=args.cluster,
-                       fuse=args.fuse, max_population=args.max_population, progress=not args.quiet)
+    try:
+        counts = run_sweep(args.name, args.scale, workers=args.workers, device=args.device, cluster=args.cluster,
+                           fuse=args.fuse, max_population=args.max_population, progress=not args.quiet,
+                           worker_timeout=args.worker_timeout)
+    except SweepInterrupted as e:
+        print(e, file=sys.stderr)
+        return 130
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    if counts["failed"]:
+        first = load(args.name, args.scale, status="failed")[0]
+        last_line = [line for line in first["error"].splitlines() if line.strip()][-1]
+        c = first["config"]
+        print(f"{counts['failed']} run(s) failed; the first ({c['optimizer']}, lr {c['lr']:g}, sigma_w "
+              f"{c['sigma_w']:g}, seed {c['seed']}): {last_line}\nits traceback is in the record's \"error\" field; "
+              "a rerun retries failed runs", file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_status(args) -> int:
-    from fibook.sweep import status
-
-    s = status(args.name, args.scale, workers=args.workers)
+    s = status(args.name, args.scale, workers=args.workers, fuse=args.fuse)
     eta = "unknown (no finished run yet)" if s["eta_seconds"] is None else f"{s['eta_seconds'] / 60:.1f} min"
     print(f"{s['experiment']} [{s['scale']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
           f"failed {s['failed']}, remaining {s['remaining']} (of which {s['reusable']} reusable from other "
@@ -56,8 +67,6 @@ def cmd_status(args) -> int:
 
 
 def cmd_repair(args) -> int:
-    from fibook.results import repair, results_path
-
     path = results_path(args.name, args.scale)
     dropped = repair(path)
     print(f"{path}: dropped {dropped} broken line(s)" if dropped else f"{path}: nothing to repair")
@@ -84,6 +93,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
     return value
 
 
@@ -114,14 +133,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="a Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
     q.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
     q.add_argument("--max-population", type=_positive, default=16, help="largest fused population (default 16)")
+    q.add_argument("--worker-timeout", type=_seconds, default=WORKER_TIMEOUT, metavar="SECONDS",
+                   help=f"with --cluster: how long to wait for the scheduler and its first worker "
+                        f"(default {WORKER_TIMEOUT:g})")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q = experiment_parser("status", "what an experiment has done and has left", cmd_status)
     q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")
+    q.add_argument("--fuse", action="store_true", help="count the fused runs (those of sweep --fuse)")
     experiment_parser("repair", "drop the broken tail of an experiment's results file", cmd_repair)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, data.DatasetError) as e:
+    except (ValueError, data.DatasetError, ResultsError, SweepError) as e:
         parser.exit(2, f"{parser.prog} {args.command}: error: {e}\n")
 
 

@@ -59,6 +59,10 @@ class DatasetCorruptError(DatasetError, ValueError):
     """A dataset file is truncated or its contents do not match the known checksum."""
 
 
+class DataRootError(DatasetError, NotADirectoryError):
+    """The data folder given is a file."""
+
+
 @dataclass(frozen=True)
 class Split:
     """Images as uint8 ``(N, C, H, W)`` and labels as int64 ``(N,)``."""
@@ -179,7 +183,7 @@ def _resolve_root(root: str | Path | None, create: bool) -> Path:
     explicit = root is not None
     root = Path(root).expanduser() if explicit else data_dir()
     if root.exists() and not root.is_dir():
-        raise NotADirectoryError(f"data root {str(root)!r} is a file; pass the folder that holds the datasets "
+        raise DataRootError(f"data root {str(root)!r} is a file; pass the folder that holds the datasets "
                                  "(default: the checkout's data/ folder or $FIBOOK_DATA)")
     if not root.exists():
         if not create and not explicit:

@@ -12,27 +12,52 @@ Each line is one object (the format is documented in the book's appendix):
   ``error`` for failed runs.
 
 Accuracies are fractions in [0, 1]. A line is written with one ``write`` call on a file opened for appending, so
-a killed sweep leaves whole lines only; a line cut short by a crash of the machine is reported with its file and
-line number, and :func:`repair` drops such a broken tail.
+a killed sweep leaves whole lines only; a write that fails part-way (a full disk) is cut back to the last whole
+line; a line cut short by a crash of the machine is reported with its file and line number, and :func:`repair`
+drops such a broken tail. Every record is checked on read (:func:`check_record`): its fields, its config, its id
+(the hash of that config) and its experiment and scale (those of its file). One sweep at a time writes a file:
+:func:`writing` holds an exclusive lock on it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
-from fibook.experiments import get_experiment
+from fibook.experiments import get_experiment, run_id
 from fibook.paths import results_dir
 from fibook.scales import get_scale
 from fibook.train import TrainConfig
 
 STATUSES = ("ok", "diverged", "failed")
+COMMON_FIELDS = ("id", "experiment", "scale", "status", "config", "provenance")
+FIELDS = {  # the fields each status's records must have (dicts where noted in TYPES)
+    "ok": COMMON_FIELDS + ("summary", "history", "layer_names", "diverged_epoch"),
+    "diverged": COMMON_FIELDS + ("summary", "history", "layer_names", "diverged_epoch"),
+    "failed": COMMON_FIELDS + ("error",),
+}
+TYPES = {"config": dict, "provenance": dict, "summary": dict, "history": dict, "layer_names": list, "error": str}
 
 
-class CorruptResultsError(ValueError):
+class ResultsError(RuntimeError):
+    """The results store cannot be read or written; the message names the file, what is wrong and what to do."""
+
+
+class CorruptResultsError(ResultsError, ValueError):
     """A results file has a line that is not a complete JSON record."""
+
+
+class InvalidRecordError(CorruptResultsError):
+    """A results file has a complete JSON line that is not a valid record."""
+
+
+class ResultsBusyError(ResultsError):
+    """Another sweep is writing the results file."""
 
 
 def results_path(name: str, scale: str) -> Path:
@@ -40,22 +65,84 @@ def results_path(name: str, scale: str) -> Path:
     return results_dir() / name / f"{get_scale(scale).name}.jsonl"
 
 
-def append_record(path: Path, record: dict) -> None:
-    """Append one record as one line, in a single write, flushed to disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, separators=(",", ":"), allow_nan=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def _open_for_append(path: Path) -> int:
+    """A descriptor of ``path`` opened for appending (created with its folder if missing); a folder that is a
+    file, a path that is a folder or a read-only place raise :class:`ResultsError` before anything is trained."""
     try:
-        written = os.write(fd, line)
-        if written != len(line):
-            raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
-        os.fsync(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except IsADirectoryError as e:
+        raise ResultsError(f"results file {path} is a folder; move it away (a results file is one JSONL file)") \
+            from e
+    except (FileExistsError, NotADirectoryError) as e:
+        raise ResultsError(f"cannot create results file {path}: a part of its folder is a file ({e.strerror}); "
+                           "move that file away or set $FIBOOK_RESULTS to another folder") from e
+    except OSError as e:
+        raise ResultsError(f"cannot write results file {path} ({e.strerror}); make it writable or set "
+                           "$FIBOOK_RESULTS to a writable folder") from e
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on results file ``path`` (created if missing, so an unwritable store fails here,
+    before any training); a second sweep or repair of the same file raises :class:`ResultsBusyError`."""
+    fd = _open_for_append(path)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            raise ResultsBusyError(f"another sweep (or repair) is writing {path}; wait for it to finish, or stop "
+                                   "it and rerun: finished runs are kept") from e
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one record as one line, in a single write, flushed to disk. A write that fails part-way is cut
+    back to the file's previous end, so the file never holds a partial line, and raises :class:`ResultsError`."""
+    line = (json.dumps(record, separators=(",", ":"), allow_nan=True) + "\n").encode()
+    fd = _open_for_append(path)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(f"short write: {written} of {len(line)} bytes")
+            os.fsync(fd)
+        except OSError as e:
+            os.ftruncate(fd, start)
+            raise ResultsError(f"writing a record to {path} failed ({e}); the partial line was removed, the file "
+                               "is as before; free disk space and rerun") from e
     finally:
         os.close(fd)
 
 
 def _lines(path: Path) -> list[bytes]:
+    if path.is_dir():
+        raise ResultsError(f"results file {path} is a folder; move it away (a results file is one JSONL file)")
     return path.read_bytes().split(b"\n") if path.exists() else []
+
+
+def check_record(record: dict, path: Path) -> None:
+    """Raise ``ValueError`` saying what is wrong unless ``record`` has every field of its status
+    (:data:`FIELDS`) with the right types, a valid :class:`TrainConfig` as ``config``, ``id`` equal to that
+    config's hash, and the experiment and scale of its file ``path`` (``NAME/SCALE.jsonl``)."""
+    missing = [f for f in FIELDS[record["status"]] if f not in record]
+    if missing:
+        raise ValueError(f"{record['status']!r} records need the field(s) {', '.join(missing)}")
+    wrong = [f for f, t in TYPES.items() if f in record and not isinstance(record[f], t)]
+    if wrong:
+        raise ValueError(f"wrong type: {', '.join(f'{f} (must be {TYPES[f].__name__})' for f in wrong)}")
+    try:
+        config = TrainConfig(**record["config"])
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"config is not a valid training config: {e}") from None
+    if record["id"] != run_id(config):
+        raise ValueError(f"id {record['id']!r} is not its config's hash {run_id(config)!r}")
+    for key, expected in (("experiment", path.parent.name), ("scale", path.stem)):
+        if record[key] != expected:
+            raise ValueError(f"{key} {record[key]!r} does not match its file's {expected!r}")
 
 
 def _parse(line: bytes) -> dict | None:
@@ -82,6 +169,11 @@ def read_records(path: Path) -> list[dict]:
                 f"{path}, line {number}: not a complete results record"
                 f"{' (cut short)' if last else ''}; run `python -m fibook repair {name} --scale {scale}` "
                 "to drop a broken tail")
+        try:
+            check_record(record, path)
+        except ValueError as e:
+            raise InvalidRecordError(f"{path}, line {number}: not a valid results record: {e}; remove or fix the "
+                                     "line by hand") from None
         records.append(record)
     return records
 
@@ -89,25 +181,35 @@ def read_records(path: Path) -> list[dict]:
 def repair(path: Path) -> int:
     """Drop the broken tail of a results file: the lines from the first broken one on, when none after it is
     a valid record. Returns how many lines were dropped. A broken line followed by valid ones is not a tail and
-    raises, so no finished run is ever dropped."""
-    chunks = _lines(path)
-    if chunks and chunks[-1] == b"":
-        chunks = chunks[:-1]
-        complete = len(chunks)
-    else:
-        complete = len(chunks) - 1  # the last chunk has no newline
-    good = 0
-    while good < complete and _parse(chunks[good]) is not None:
-        good += 1
-    if good == len(chunks):
+    raises, so no finished run is ever dropped. The file is locked (:func:`writing`) from reading to replacing,
+    so a line a running sweep is writing is never taken for a broken one."""
+    if not path.exists():
         return 0
-    later = [i + 1 for i in range(good + 1, complete) if _parse(chunks[i]) is not None]
-    if later:
-        raise CorruptResultsError(f"{path}, line {good + 1} is broken but valid records follow (lines {later[:5]}); "
-                                  "not a tail: inspect the file by hand")
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(b"".join(c + b"\n" for c in chunks[:good]))
-    os.replace(tmp, path)
+    with writing(path):
+        chunks = _lines(path)
+        if chunks and chunks[-1] == b"":
+            chunks = chunks[:-1]
+            complete = len(chunks)
+        else:
+            complete = len(chunks) - 1  # the last chunk has no newline
+        good = 0
+        while good < complete and _parse(chunks[good]) is not None:
+            good += 1
+        if good == len(chunks):
+            return 0
+        later = [i + 1 for i in range(good + 1, complete) if _parse(chunks[i]) is not None]
+        if later:
+            raise CorruptResultsError(f"{path}, line {good + 1} is broken but valid records follow (lines "
+                                      f"{later[:5]}); not a tail: inspect the file by hand")
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(b"".join(c + b"\n" for c in chunks[:good]))
+                f.flush()
+                os.fsync(f.fileno())  # the new contents are on disk before they replace the old
+            os.replace(tmp, path)
+        except OSError as e:
+            raise ResultsError(f"cannot repair {path} ({e.strerror}); it needs a writable folder") from e
     return len(chunks) - good
 
 

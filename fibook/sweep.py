@@ -17,8 +17,12 @@ and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
+import signal
 import statistics
+import sys
 import time
 import traceback
 from collections.abc import Iterable
@@ -33,6 +37,19 @@ from fibook.scales import get_scale
 from fibook.train import FUSABLE, RunResult, TrainConfig, train_population
 
 DEVICES = ("auto", "cpu", "cuda")
+WORKER_TIMEOUT = 60.0  # seconds to wait for a scheduler to answer and for its first worker to join
+
+
+class SweepError(RuntimeError):
+    """A sweep cannot start or go on (no scheduler, no workers); the message says what to do."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a sweep; ``kept`` runs of this call were recorded and a rerun continues from them."""
+
+    def __init__(self, kept: int, path):
+        super().__init__(f"interrupted: {kept} run(s) of this sweep kept in {path}; rerun to continue")
+        self.kept = kept
 
 
 def check_device(device: str) -> str:
@@ -124,8 +141,37 @@ def plan(name: str, scale: str | None = None, fuse: bool = False) -> Plan:
     return Plan(exp.name, scale_name, len(configs), done, failed, reusable, pending)
 
 
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Processes started in the block ignore Ctrl-C (they inherit SIG_IGN), so only this process handles it."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _connect(cluster: str, timeout: float):
+    """A client of the scheduler at ``cluster`` once at least one worker has joined it, within ``timeout``."""
+    from dask.distributed import Client
+
+    try:
+        client = Client(cluster, timeout=timeout)
+    except OSError as e:
+        raise SweepError(f"no Dask scheduler answered at {cluster} within {timeout:g} s ({e}); check the "
+                         "address, or leave out --cluster to use local workers") from None
+    print(f"waiting for a worker to join the scheduler at {cluster} (up to {timeout:g} s)", file=sys.stderr)
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        client.close()
+        raise SweepError(f"no worker joined the scheduler at {cluster} within {timeout:g} s; start workers "
+                         f"(e.g. `dask worker {cluster} --nthreads 1`) or raise --worker-timeout") from None
+    return client
+
+
 def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers: int,
-             cluster: str | None) -> Iterable[list[dict]]:
+             cluster: str | None, worker_timeout: float) -> Iterable[list[dict]]:
     args = (plan_.experiment, plan_.scale, device)
     if workers == 1 and cluster is None:
         for g in groups:
@@ -139,9 +185,14 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
         # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which made a training step 1.5x slower here
         # (glibc returns memory to the OS after nearly every free); keep only its one-thread settings.
         one_thread = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": one_thread}):
-            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
-    client = Client(cluster if cluster is not None else local)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": one_thread}), _sigint_ignored():
+            # workers log errors only: a run that fails is recorded with its traceback, and Ctrl-C cancels
+            # running tasks, which would log a warning per worker
+            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                 silence_logs=logging.ERROR)
+        client = Client(local)
+    else:
+        client = _connect(cluster, worker_timeout)
     try:
         futures = {client.submit(train_group, g, *args, pure=False): g for g in groups}
         for future in as_completed(futures):
@@ -155,31 +206,46 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
             local.close()
 
 
+def _whole(name: str, value, least: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
+
+
 def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str = "auto",
               cluster: str | None = None, fuse: bool = False, max_population: int = 16,
-              progress: bool = True) -> dict[str, int]:
-    """Run what is missing of experiment ``name`` at ``scale``; returns counts by status of this call's runs."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if max_population < 1:
-        raise ValueError(f"max_population must be >= 1, got {max_population}")
-    device = check_device(device)
-    p = plan(name, scale, fuse)
-    path = results.results_path(p.experiment, p.scale)
-    counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
-    for record in p.reusable.values():
-        results.append_record(path, {**record, "experiment": p.experiment})
-        counts["reused"] += 1
-    groups = group_runs(p.pending, max_population)
-    from tqdm.auto import tqdm
+              progress: bool = True, worker_timeout: float = WORKER_TIMEOUT) -> dict[str, int]:
+    """Run what is missing of experiment ``name`` at ``scale``; returns counts by status of this call's runs.
 
-    bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.scale}]", unit="run", disable=not progress)
-    for records in _execute(groups, p, device, workers, cluster):
-        for record in records:
-            results.append_record(path, record)
-            counts[record["status"]] += 1
-        bar.update(len(records))
-    bar.close()
+    The results file is locked for the whole sweep (a second sweep of it raises
+    :class:`fibook.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
+    far are recorded."""
+    _whole("workers", workers)
+    _whole("max_population", max_population)
+    if not (isinstance(worker_timeout, (int, float)) and worker_timeout > 0):
+        raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")
+    device = check_device(device)
+    exp, scale_name = get_experiment(name), get_scale(scale).name
+    path = results.results_path(exp.name, scale_name)
+    counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
+    with results.writing(path):
+        p = plan(exp.name, scale_name, fuse)
+        for record in p.reusable.values():
+            results.append_record(path, {**record, "experiment": p.experiment})
+            counts["reused"] += 1
+        groups = group_runs(p.pending, max_population)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.scale}]", unit="run", disable=not progress)
+        try:
+            for records in _execute(groups, p, device, workers, cluster, worker_timeout):
+                for record in records:
+                    results.append_record(path, record)
+                    counts[record["status"]] += 1
+                bar.update(len(records))
+        except KeyboardInterrupt:
+            raise SweepInterrupted(sum(counts.values()), path) from None
+        finally:
+            bar.close()
     return counts
 
 

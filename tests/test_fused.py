@@ -1,6 +1,7 @@
 """A fused population computes and trains exactly like its models one at a time."""
 
 import dataclasses
+
 import pytest
 import torch
 

@@ -25,16 +25,21 @@ def store(tmp_path, monkeypatch):
     return tmp_path
 
 
-def record(i, status="ok", **config):
-    return {"id": f"run{i}", "experiment": "x", "scale": "smoke", "status": status,
-            "config": {"sigma_w": 0.1 * (i + 1), **config}, "summary": {"selected_test_acc": 0.5}}
+def record(i, status="ok", experiment="x", **config):
+    """A valid record of run ``i`` (sigma_w = 0.1 (i + 1)) of ``experiment`` at the smoke scale."""
+    c = TrainConfig(sigma_w=0.1 * (i + 1), **config)
+    r = {"id": run_id(c), "experiment": experiment, "scale": "smoke", "status": status, "config": c.to_dict(),
+         "provenance": {}}
+    if status == "failed":
+        return r | {"error": "Traceback ...\nRuntimeError: boom\n"}
+    return r | {"summary": {"selected_test_acc": 0.5}, "history": {}, "layer_names": [], "diverged_epoch": None}
 
 
 def test_store_reads_back_and_names_a_broken_line(store):
     path = store / "x" / "smoke.jsonl"
     for i in range(3):
         results.append_record(path, record(i))
-    assert [r["id"] for r in results.read_records(path)] == ["run0", "run1", "run2"]
+    assert [r["id"] for r in results.read_records(path)] == [record(i)["id"] for i in range(3)]
     with open(path, "ab") as f:
         f.write(b'{"id": "run3", "stat')  # a line cut short
     with pytest.raises(results.CorruptResultsError, match=r"smoke.jsonl, line 4: .*cut short.*fibook repair x"):
@@ -58,12 +63,12 @@ def test_repair_refuses_a_broken_line_that_is_not_the_tail(store):
 
 def test_load_keeps_the_latest_record_per_id_and_filters(store):
     path = results.results_path("optimizers", "smoke")
-    results.append_record(path, record(0, status="failed", optimizer="adam"))
-    results.append_record(path, record(0, optimizer="adam"))
-    results.append_record(path, record(1, status="diverged", optimizer="sgd"))
+    results.append_record(path, record(0, status="failed", experiment="optimizers", optimizer="adam"))
+    results.append_record(path, record(0, experiment="optimizers", optimizer="adam"))
+    results.append_record(path, record(1, status="diverged", experiment="optimizers", optimizer="sgd"))
     assert [r["status"] for r in results.load("optimizers", "smoke")] == ["ok", "diverged"]
-    assert [r["id"] for r in results.load("optimizers", "smoke", optimizer="sgd")] == ["run1"]
-    assert results.load("optimizers", "smoke", status="ok")[0]["id"] == "run0"
+    assert [r["config"]["sigma_w"] for r in results.load("optimizers", "smoke", optimizer="sgd")] == [0.2]
+    assert results.load("optimizers", "smoke", status="ok")[0]["config"]["optimizer"] == "adam"
     with pytest.raises(ValueError, match="unknown status 'done'"):
         results.load("optimizers", "smoke", status="done")
     assert results.get_field(record(2), "summary.selected_test_acc") == 0.5
@@ -203,3 +208,164 @@ def test_device_strings_are_validated_before_any_run():
         with pytest.raises(ValueError, match="unknown device"):
             sweep.check_device(bad)
     assert sweep.check_device("cpu") == "cpu"
+
+
+# The reliability findings, one test each (finding numbers of the probe in parentheses).
+
+def _no_training(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained although the sweep could not record the result")
+    monkeypatch.setattr(sweep, "train_population", refuse)
+
+
+@pytest.mark.parametrize("broken,message", [
+    (lambda r: {"id": r["id"], "status": "ok"}, r"'ok' records need the field\(s\) experiment, scale, config"),
+    (lambda r: r | {"id": "0" * 16}, "id '0000000000000000' is not its config's hash"),
+    (lambda r: r | {"experiment": "optimizers"}, "experiment 'optimizers' does not match its file's 'x'"),
+    (lambda r: r | {"config": {**r["config"], "epochs": 1.5}}, "config is not a valid training config: epochs"),
+    (lambda r: r | {"config": {**r["config"], "optimiser": "sgd"}}, "config is not a valid training config"),
+    (lambda r: r | {"summary": [1]}, r"wrong type: summary \(must be dict\)"),
+])
+def test_every_record_is_checked_on_read_with_its_file_and_line(store, broken, message):
+    """(2) A hand-appended or foreign line must not count as a finished run."""
+    path = store / "x" / "smoke.jsonl"
+    results.append_record(path, record(0))
+    results.append_record(path, broken(record(0)))
+    with pytest.raises(results.InvalidRecordError, match=f"smoke.jsonl, line 2: not a valid results record: "
+                                                         f"{message}"):
+        results.read_records(path)
+
+
+def test_an_unwritable_store_fails_before_any_training(store, monkeypatch):
+    """(3) The run was trained, then thrown away when the results could not be written."""
+    _no_training(monkeypatch)
+    (store / "sgd_remembers").write_text("a file where the experiment's folder should be")
+    with pytest.raises(results.ResultsError, match="a part of its folder is a file"):
+        sweep.run_sweep("sgd_remembers", "smoke", progress=False)
+    (store / "optimizers" / "smoke.jsonl").mkdir(parents=True)
+    with pytest.raises(results.ResultsError, match="is a folder"):
+        sweep.run_sweep("optimizers", "smoke", progress=False)
+    with pytest.raises(results.ResultsError, match="is a folder"):
+        results.load("optimizers", "smoke")
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if flags & os.O_WRONLY:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(results.os, "open", read_only)
+    with pytest.raises(results.ResultsError, match=r"cannot write results file .*depth.*\(Permission denied\)"):
+        sweep.run_sweep("depth", "smoke", progress=False)
+
+
+def test_failed_runs_make_the_command_fail_and_show_the_first_error(store, monkeypatch, capsys):
+    """(4) Every run failed, and the command printed "failed 2" and exited 0."""
+    def crash(configs, *args, **kwargs):
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(sweep, "train_population", crash)
+    assert main(["sweep", "sgd_remembers", "--scale", "smoke", "--quiet"]) == 1
+    captured = capsys.readouterr()
+    assert "failed 2" in captured.out
+    assert "2 run(s) failed; the first (sgd, lr 0.05, sigma_w 0.1, seed 0): RuntimeError: simulated crash" in \
+        captured.err
+
+
+def test_one_sweep_at_a_time_writes_a_results_file(store, monkeypatch):
+    """(5) Two sweeps of one file trained every run twice."""
+    _no_training(monkeypatch)
+    path = results.results_path("sgd_remembers", "smoke")
+    with results.writing(path):
+        with pytest.raises(results.ResultsBusyError, match="another sweep .* is writing .*sgd_remembers"):
+            sweep.run_sweep("sgd_remembers", "smoke", progress=False)
+        with pytest.raises(results.ResultsBusyError):
+            results.repair(path)
+    path.write_bytes(b"{\"id\": \"cut")
+    assert results.repair(path) == 1  # released
+
+
+def test_a_short_write_is_cut_back_to_the_last_whole_line(store, monkeypatch):
+    """(6) A full disk left a cut line in the file."""
+    path = store / "x" / "smoke.jsonl"
+    results.append_record(path, record(0))
+    before = path.read_bytes()
+    real_write = os.write
+    monkeypatch.setattr(results.os, "write", lambda fd, data: real_write(fd, data[:len(data) // 2]))
+    with pytest.raises(results.ResultsError, match="short write.*the partial line was removed"):
+        results.append_record(path, record(1))
+    assert path.read_bytes() == before
+    monkeypatch.setattr(results.os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(28, "No space")))
+    with pytest.raises(results.ResultsError, match="No space"):
+        results.append_record(path, record(1))
+    assert path.read_bytes() == before
+
+
+def test_store_and_cluster_faults_are_one_clear_error_each(store, monkeypatch, capsys, tmp_path):
+    """(6) OSError, NotADirectoryError, IsADirectoryError, PermissionError tracebacks."""
+    _no_training(monkeypatch)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sweep", "sgd_remembers", "--scale", "smoke", "--quiet", "--cluster", "tcp://127.0.0.1:1",
+              "--worker-timeout", "1"])
+    assert exit_info.value.code == 2
+    assert "no Dask scheduler answered at tcp://127.0.0.1:1 within 1 s" in capsys.readouterr().err
+    a_file = tmp_path / "hostname"
+    a_file.write_text("not a folder")
+    assert main(["data", "--root", str(a_file)]) == 1
+    assert f"data root '{a_file}' is a file" in capsys.readouterr().err
+    (store / "depth" / "smoke.jsonl").mkdir(parents=True)
+    with pytest.raises(SystemExit):
+        main(["status", "depth", "--scale", "smoke"])
+    assert "smoke.jsonl is a folder" in capsys.readouterr().err
+    path = store / "x" / "smoke.jsonl"
+    results.append_record(path, record(0))
+    with open(path, "ab") as f:
+        f.write(b'{"id": "cut')
+    monkeypatch.setattr(results.os, "replace", lambda *a: (_ for _ in ()).throw(PermissionError(13, "Permission "
+                                                                                                  "denied")))
+    with pytest.raises(results.ResultsError, match="cannot repair .*Permission denied"):
+        results.repair(path)
+
+
+def test_a_scheduler_without_workers_is_reported_not_waited_on_forever(store, monkeypatch, capsys):
+    """(7) A sweep on a scheduler with no workers hung at 0 % without a word."""
+    from dask.distributed import LocalCluster
+
+    _no_training(monkeypatch)
+    with LocalCluster(n_workers=0, dashboard_address=":0") as cluster:
+        with pytest.raises(sweep.SweepError, match=r"no worker joined the scheduler at .* within 1 s"):
+            sweep.run_sweep("sgd_remembers", "smoke", cluster=cluster.scheduler_address, worker_timeout=1,
+                            progress=False)
+    assert "waiting for a worker to join the scheduler" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs,message", [({"workers": "2"}, "workers must be a whole number >= 1, got '2'"),
+                                            ({"workers": 0}, "workers must be a whole number >= 1, got 0"),
+                                            ({"max_population": 2.0}, "max_population must be a whole number"),
+                                            ({"worker_timeout": 0}, "worker_timeout must be a number of seconds")])
+def test_sweep_arguments_of_the_wrong_type_are_explained(store, kwargs, message):
+    """(11) run_sweep(workers="2") raised a bare TypeError."""
+    with pytest.raises(ValueError, match=message):
+        sweep.run_sweep("sgd_remembers", "smoke", progress=False, **kwargs)
+
+
+@needs_fmnist
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
+    """(10) Ctrl-C printed up to 5 tracebacks in about 90 lines."""
+    env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet",
+           "--workers", str(workers)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    path = results.results_path("optimizers", "smoke")
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 1):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    out, err = proc.communicate(timeout=120)
+    kept = len(results.read_records(path))
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert kept >= 1 and err.startswith(f"interrupted: {kept} run(s) of this sweep kept in {path}; rerun to "
+                                        "continue")
