@@ -20,14 +20,12 @@ import numpy as np
 
 from fibook import metrics
 from fibook.experiments import EXPERIMENTS, runs
+from fibook.optimizers import get_optimizer
 from fibook.results import load
 from fibook.scales import get_scale
 
 ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",
               "precision", "augment", "schedule", "fused")
-OPTIMIZER_NAMES = {"sgd": "SGD", "msgd": "momentum SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
-CLOCK_OF = {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt", "muon": "T_adapt", "adamw": "T_L2"}
-MSGD_MOMENTUM = 0.9  # make_optimizer's default for "msgd"
 
 
 def arm_of(config: dict) -> tuple:
@@ -56,7 +54,7 @@ def config_part(config: dict, key: str) -> str | None:
 def arm_label(config: dict, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> str:
     """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``; runs trained as fused
     populations say ``[fused]``."""
-    name = OPTIMIZER_NAMES.get(config["optimizer"], config["optimizer"])
+    name = get_optimizer(config["optimizer"]).label
     if config["optimizer"] == "sgd" and config.get("weight_decay"):
         name += " + L2"
     if config.get("fused"):
@@ -72,16 +70,28 @@ def setting(config: dict, scale: str, show: Sequence[str] = ("arch", "epochs")) 
     return ", ".join([f"{scale}: {config['dataset']}", *parts])
 
 
+def heavy_ball_momentum(config: dict) -> float:
+    """The momentum mu of an SGD-type run (its option, else its optimizer's default; 0 for plain SGD)."""
+    spec = get_optimizer(config["optimizer"])
+    return (config.get("options") or {}).get("momentum", spec.defaults["momentum"]) if spec.clock == "T_SGD" \
+        else 0.0
+
+
+def effective_lr(config: dict) -> float:
+    """eta / (1 - mu): with heavy-ball momentum mu a small constant step eta moves the weights like plain SGD
+    at this step."""
+    return config["lr"] / (1 - heavy_ball_momentum(config))
+
+
 def forgetting_clock(record: dict) -> tuple[str, float]:
-    """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, T_adapt for
-    Adam and Muon, T_SGD for SGD. Momentum SGD is measured with its effective step eta / (1 - mu): with heavy-ball
-    momentum mu a small constant step eta moves the weights like plain SGD at eta / (1 - mu), so its T_SGD is
-    the recorded (raw-eta) value times 1 / (1 - mu)^2."""
+    """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, else its
+    optimizer's clock (:data:`fibook.optimizers.OPTIMIZERS`). An SGD-type run with momentum mu is measured at
+    its effective step eta / (1 - mu) (:func:`effective_lr`), so its T_SGD is the recorded (raw-eta) value
+    times 1 / (1 - mu)^2."""
     config, clocks = record["config"], record["summary"]["clocks"]
-    key = "T_L2" if config.get("weight_decay") else CLOCK_OF.get(config["optimizer"], "T_SGD")
-    if key == "T_SGD" and config["optimizer"] == "msgd":
-        mu = (config.get("options") or {}).get("momentum", MSGD_MOMENTUM)
-        return key, clocks[key] / (1 - mu) ** 2
+    key = "T_L2" if config.get("weight_decay") else get_optimizer(config["optimizer"]).clock
+    if key == "T_SGD":
+        return key, clocks[key] / (1 - heavy_ball_momentum(config)) ** 2
     return key, clocks[key]
 
 
@@ -231,15 +241,34 @@ def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "
     return arms(records, show)
 
 
-def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> tuple[list[Arm], str]:
-    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed, and a line
-    saying how much of the experiment has run (a sweep may still be under way)."""
+@dataclass
+class Finished:
+    """The complete arms of an experiment at a scale, and how much of it has run (a sweep may be under way)."""
+
+    experiment: str
+    scale: str
+    arms: list[Arm]  # those whose whole sigma_w grid has finished for every seed
+    finished_runs: int
+    total_runs: int
+    total_arms: int
+
+    @property
+    def progress(self) -> str:
+        """``3 of 4 runs finished, 1 of 2 arms complete``."""
+        return (f"{self.finished_runs} of {self.total_runs} runs finished, {len(self.arms)} of {self.total_arms} "
+                "arms complete")
+
+    @property
+    def line(self) -> str:
+        return f"{self.experiment} at scale '{self.scale}': {self.progress}"
+
+
+def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> Finished:
+    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed, and how
+    much of the experiment has run."""
     exp, f = EXPERIMENTS[experiment], get_scale(scale).forgetting
     grid, n_seeds = len(exp.sigmas(f)), len(exp.seeds(f))
     found = arms(load(experiment, scale), show)
     done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
     total = len(runs(experiment, scale))
-    finished = sum(len(a.records) for a in found)
-    n_arms = total // (grid * n_seeds)
-    return done, (f"{experiment} at scale '{scale}': {finished} of {total} runs finished, "
-                  f"{len(done)} of {n_arms} arms complete")
+    return Finished(experiment, scale, done, sum(len(a.records) for a in found), total, total // (grid * n_seeds))

@@ -21,6 +21,8 @@ variant would erase by construction.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -156,30 +158,24 @@ def _check_momentum(name: str, value) -> None:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
 
 
-def _sgd(model, lr, weight_decay, momentum=0.0):
+def _sgd(model, lr, weight_decay, momentum):
     _check_momentum("momentum", momentum)
     return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
 
 
-def _msgd(model, lr, weight_decay, momentum=0.9):
-    _check_momentum("momentum", momentum)
-    return torch.optim.SGD(_groups(model, weight_decay), lr=lr, momentum=momentum)
-
-
-def _adam(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+def _adam(model, lr, weight_decay, betas, eps):
     for beta in betas:
         _check_momentum("each of betas", beta)
     return torch.optim.Adam(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
 
 
-def _adamw(model, lr, weight_decay, betas=(0.9, 0.999), eps=1e-8):
+def _adamw(model, lr, weight_decay, betas, eps):
     for beta in betas:
         _check_momentum("each of betas", beta)
     return torch.optim.AdamW(_groups(model, weight_decay), lr=lr, betas=betas, eps=eps)
 
 
-def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, ns_steps=5,
-          ns_dtype=torch.bfloat16, population=1):
+def _muon(model, lr, weight_decay, adam_lr, momentum, nesterov, ns_steps, ns_dtype, population):
     _check_momentum("momentum", momentum)
     if isinstance(ns_dtype, str):  # configs name it, e.g. "float64", so that they stay JSON
         ns_dtype = getattr(torch, ns_dtype)
@@ -195,25 +191,64 @@ def _muon(model, lr, weight_decay, adam_lr=1e-3, momentum=0.95, nesterov=True, n
     return Combined(muon, adamw)
 
 
-OPTIMIZERS = {"sgd": _sgd, "msgd": _msgd, "adam": _adam, "adamw": _adamw, "muon": _muon}
+CLOCKS = ("T_SGD", "T_L2", "T_adapt")
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """One optimizer of Part I: ``label`` for figures and tables; ``clock``, the forgetting clock of Das et al.
+    (2026) that its own mechanism runs on (T_SGD = sum eta^2 / b for SGD-type steps, T_adapt = sum eta for
+    adaptive ones; any run with weight decay is read on T_L2 = lambda sum eta instead); ``build(model, lr,
+    weight_decay, **options)``; ``defaults``, every option it takes with its default; ``needs_population``:
+    its update is not element-wise, so a fused population (:mod:`fibook.fused`) must be split per model."""
+
+    name: str
+    label: str
+    clock: str
+    build: Callable[..., torch.optim.Optimizer]
+    defaults: dict = field(default_factory=dict)
+    needs_population: bool = False
+
+    def __post_init__(self):
+        if self.clock not in CLOCKS:
+            raise ValueError(f"optimizer {self.name!r}: unknown clock {self.clock!r}; choose one of: "
+                             f"{', '.join(CLOCKS)}")
+
+
+OPTIMIZERS: dict[str, OptimizerSpec] = {s.name: s for s in (
+    OptimizerSpec("sgd", "SGD", "T_SGD", _sgd, {"momentum": 0.0}),
+    OptimizerSpec("msgd", "momentum SGD", "T_SGD", _sgd, {"momentum": 0.9}),
+    OptimizerSpec("adam", "Adam", "T_adapt", _adam, {"betas": (0.9, 0.999), "eps": 1e-8}),
+    OptimizerSpec("adamw", "AdamW", "T_L2", _adamw, {"betas": (0.9, 0.999), "eps": 1e-8}),
+    OptimizerSpec("muon", "Muon", "T_adapt", _muon,
+                  {"adam_lr": 1e-3, "momentum": 0.95, "nesterov": True, "ns_steps": 5, "ns_dtype": "bfloat16"},
+                  needs_population=True),
+)}
+
+
+def get_optimizer(name: str) -> OptimizerSpec:
+    """The registry entry of optimizer ``name``; an unknown name raises with the choices."""
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of: {', '.join(OPTIMIZERS)}")
+    return OPTIMIZERS[name]
 
 
 def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float = 0.0, population: int = 1,
                    **options):
     """Build optimizer ``name`` for ``model`` (see the module docstring for each one's weight-decay semantics).
 
-    ``population`` is the number of models fused in ``model`` (:mod:`fibook.fused`); only Muon, whose update is
-    not element-wise, needs it. ``options`` are passed to the method (e.g. ``momentum``, ``betas``, ``adam_lr``).
+    ``population`` is the number of models fused in ``model`` (:mod:`fibook.fused`), passed to the optimizers
+    whose spec ``needs_population``. ``options`` override the spec's ``defaults`` (e.g. ``momentum``, ``betas``,
+    ``adam_lr``); an option it does not take raises.
     """
-    if name not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {name!r}; choose one of: {', '.join(OPTIMIZERS)}")
+    spec = get_optimizer(name)
     if not (math.isfinite(lr) and lr > 0):
         raise ValueError(f"learning rate must be a finite number > 0, got {lr}")
     if not (math.isfinite(weight_decay) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay}")
-    if name == "muon":
-        options["population"] = population
-    try:
-        return OPTIMIZERS[name](model, lr, weight_decay, **options)
-    except TypeError as e:
-        raise ValueError(f"bad option for optimizer {name!r}: {e}") from e
+    unknown = sorted(set(options) - set(spec.defaults))
+    if unknown:
+        raise ValueError(f"bad option(s) {', '.join(unknown)} for optimizer {name!r}; it takes: "
+                         f"{', '.join(spec.defaults) or 'none'}")
+    extra = {"population": population} if spec.needs_population else {}
+    return spec.build(model, lr, weight_decay, **{**spec.defaults, **options}, **extra)

@@ -4,22 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from synthetic import rec
 
 from fibook import forgetting
-
-
-def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, status="ok", final_acc=None):
-    init = 10.0 * sigma
-    return {
-        "status": status,
-        "config": {"dataset": "fashion_mnist", "arch": "resnet9", "width": 16, "optimizer": optimizer, "lr": lr,
-                   "weight_decay": wd, "batch_size": 128, "epochs": 3, "sigma_w": sigma, "seed": seed},
-        "summary": {"selected_test_acc": acc, "final_test_acc": acc if final_acc is None else final_acc,
-                    "tau_interp": tau, "init_weight_norm": init,
-                    "final_weight_norm": final_norm, "clocks": {"T_SGD": 1e-3, "T_L2": 5.0 * wd, "T_adapt": 0.5}},
-        "history": {"weight_norm": [init, init * 1.1, final_norm]}, "layer_names": [], "diverged_epoch": None,
-        "provenance": {},
-    }
 
 
 def test_seed_means_spread_and_interpolation():
@@ -87,6 +74,18 @@ def test_momentum_sgd_is_timed_with_its_effective_step():
     key, value = arm.clock()
     assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
     assert "effective" in forgetting.summary_rows([arm])[0]["clock"]
+    assert forgetting.effective_lr(records[0]["config"]) == pytest.approx(0.01 / (1 - 0.9))
+    with_option = {**records[0]["config"], "options": {"momentum": 0.5}}
+    assert forgetting.effective_lr(with_option) == pytest.approx(0.02)
+    assert forgetting.effective_lr({**records[0]["config"], "optimizer": "adam"}) == 0.01  # no heavy ball
+
+
+def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
+    record = rec(0.1, 0, 0.9, 1, 1.0, optimizer="lion")
+    with pytest.raises(ValueError, match="unknown optimizer 'lion'; choose one of: sgd"):
+        forgetting.forgetting_clock(record)
+    with pytest.raises(ValueError, match="unknown optimizer 'lion'"):
+        forgetting.arm_label(record["config"])
 
 
 def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
@@ -100,9 +99,10 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
         r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
         r["config"] = c.to_dict()
         results.append_record(path, {**r, "id": run_id(c), "experiment": "batch_size", "scale": "smoke"})
-    done, line = forgetting.finished_arms("batch_size", "smoke", show=("batch_size",))
+    finished = forgetting.finished_arms("batch_size", "smoke", show=("batch_size",))
+    done = finished.arms
     assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
-    assert line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
+    assert finished.line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
     assert done[0].label == f"SGD (b = {configs[0].batch_size})"
 
 
@@ -138,10 +138,10 @@ def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
         r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
         r["config"] = c.to_dict()
         results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
-    assert forgetting.finished_arms("seed_noise", "smoke", show=())[0] == []
+    assert forgetting.finished_arms("seed_noise", "smoke", show=()).arms == []
     c = configs[3]
     r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
     r["config"] = c.to_dict()
     results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
-    (arm,) = forgetting.finished_arms("seed_noise", "smoke", show=())[0]
+    (arm,) = forgetting.finished_arms("seed_noise", "smoke", show=()).arms
     assert sorted(forgetting.seed_spreads(arm)) == [0, 1]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from fibook.models import init_sigma_w_, resnet9, weight_layers, weight_norms
-from fibook.optimizers import OPTIMIZERS, Muon, make_optimizer, newton_schulz
+from fibook.optimizers import OPTIMIZERS, Muon, OptimizerSpec, make_optimizer, newton_schulz
 
 
 @pytest.mark.parametrize("shape", [(128, 576), (512, 4608), (300, 40)])
@@ -122,9 +122,21 @@ def test_bad_optimizer_arguments_are_explained():
         make_optimizer("sgd", model, lr=0.0)
     with pytest.raises(ValueError, match="weight_decay must be a finite number >= 0"):
         make_optimizer("adamw", model, lr=0.1, weight_decay=-1)
-    with pytest.raises(ValueError, match="bad option for optimizer 'adam'"):
+    with pytest.raises(ValueError, match="bad option.* momentum for optimizer 'adam'; it takes: betas, eps"):
         make_optimizer("adam", model, lr=0.1, momentum=0.9)
     assert set(OPTIMIZERS) == {"sgd", "msgd", "adam", "adamw", "muon"}
+
+
+def test_the_registry_names_each_optimizers_clock_and_defaults():
+    assert {n: s.clock for n, s in OPTIMIZERS.items()} == {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt",
+                                                           "adamw": "T_L2", "muon": "T_adapt"}
+    assert OPTIMIZERS["msgd"].defaults["momentum"] == 0.9 and OPTIMIZERS["sgd"].defaults["momentum"] == 0.0
+    assert [n for n, s in OPTIMIZERS.items() if s.needs_population] == ["muon"]
+    with pytest.raises(ValueError, match="optimizer 'lion': unknown clock 'T_lion'; choose one of: T_SGD"):
+        OptimizerSpec("lion", "Lion", "T_lion", OPTIMIZERS["adam"].build)
+    opt = make_optimizer("msgd", resnet9(4), lr=0.1)  # the default reaches the method
+    assert opt.param_groups[0]["momentum"] == 0.9
+    assert make_optimizer("msgd", resnet9(4), lr=0.1, momentum=0.5).param_groups[0]["momentum"] == 0.5
 
 
 @pytest.mark.parametrize("name,options", [("sgd", {"momentum": 1.0}), ("msgd", {"momentum": 2}),

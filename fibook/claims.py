@@ -1,0 +1,199 @@
+"""The book's verdicts: every row of a chapter's "claim | paper | ours | agrees?" table, computed here.
+
+A chapter cell that decides a verdict is one call of a function of this module; the rule behind each verdict and
+its thresholds are named constants, stated in the docstring and in the chapter text before the figure, and
+tested just above and just below each threshold. ``paper`` says what the paper reports (or that it does not),
+``ours`` the number measured here with the setting it was measured in.
+
+Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged arms of :mod:`fibook.forgetting`:
+
+=================================  ==========================================================================
+``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
+                                   of low-learning-rate SGD's (``optimizers``)
+``COMMON_NORM_R = 0.5``            adaptive methods drive the weights to a common norm when the radial memory R
+                                   (slope of log final norm on log sigma_w) of each is below 0.5
+``KEEPS_FRACTION = 0.5``           training longer "leaves the spread" when the longest arm keeps more than
+                                   half of the shortest arm's selected and last-epoch spreads
+``ERASED_PP = 1.0``                L2 erases the memory outright when the spread is below 1 pp; below
+                                   ``ERASES_FRACTION`` of the baseline's it does so qualitatively
+``RANK_AGREES = 0.5``              spread rising with batch size: Spearman rank correlation above 0.5
+=================================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+from fibook.forgetting import Arm, Finished, effective_lr, setting
+from fibook.metrics import rank_correlation
+from fibook.notebook import Claim
+from fibook.optimizers import get_optimizer
+
+ERASES_FRACTION = 0.5
+COMMON_NORM_R = 0.5
+KEEPS_FRACTION = 0.5
+ERASED_PP = 1.0
+RANK_AGREES = 0.5
+
+
+def arm_key(arm: Arm) -> str:
+    """``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``, or ``sgd+L2`` for SGD with weight decay."""
+    c = arm.config
+    return c["optimizer"] + ("+L2" if c["optimizer"] == "sgd" and c.get("weight_decay") else "")
+
+
+def interpolating(arm: Arm) -> str:
+    """``3 of 5 σ_w interpolate``: sigma_w values at which every seed reached the interpolation threshold."""
+    return f"{sum(arm.interpolated)} of {len(arm.sigmas)} σ_w interpolate"
+
+
+def erases(arm: Arm, sgd: Arm) -> str:
+    """``qualitatively`` when ``arm``'s spread is below ``ERASES_FRACTION`` of SGD's, else ``no``."""
+    return "qualitatively" if arm.spread_pp < ERASES_FRACTION * sgd.spread_pp else "no"
+
+
+def common_norm(adaptive: Sequence[Arm]) -> str:
+    """``qualitatively`` when every adaptive arm's radial memory R is below ``COMMON_NORM_R``, else ``no``."""
+    return "qualitatively" if all(a.radial_memory < COMMON_NORM_R for a in adaptive) else "no"
+
+
+OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
+    ("adam", "qualitative", "Adam largely erases the σ_w dependence"),
+    ("adamw", "qualitative", "AdamW largely erases it too"),
+    ("muon", "≈ 4.0 pp (secondary)", "Muon leaves a small spread"),
+    ("sgd+L2", "≈ 0.3 pp at η = λ = 1e-2, T_L2 = 9.36 (secondary)", "SGD + L2 at a large T_L2 forgets"),
+)
+
+
+def optimizer_claims(arm_list: Sequence[Arm], scale: str) -> list[Claim]:
+    """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), momentum SGD
+    (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so."""
+    by_key = {arm_key(a): a for a in arm_list}
+    sgd = by_key["sgd"]
+    where = setting(sgd.config, scale)
+    claims = []
+    for key, paper, claim in OPTIMIZER_CLAIMS:
+        a = by_key.get(key)
+        if a is None:
+            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested"))
+            continue
+        clock, value = a.clock()
+        ours = (f"{a.spread_pp:.1f} pp ({clock} = {value:.3g}; {interpolating(a)}) vs SGD {sgd.spread_pp:.1f} pp; "
+                f"{where}")
+        claims.append(Claim(claim, paper, ours, erases(a, sgd)))
+    if "msgd" in by_key:
+        m = by_key["msgd"]
+        claims.append(Claim("momentum SGD at the same raw η", "no number given",
+                            f"{m.spread_pp:.1f} pp vs SGD {sgd.spread_pp:.1f} pp; effective T_SGD = "
+                            f"{m.clock()[1]:.3g} (η/(1−μ) = {effective_lr(m.config):g}) vs {sgd.clock()[1]:.3g}",
+                            "n/a (not in the paper)"))
+    adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
+    if adaptive:
+        radial = ", ".join(f"{get_optimizer(a.config['optimizer']).label} {a.radial_memory:.2f}" for a in adaptive)
+        claims.append(Claim("adaptive methods drive the weights to a common norm", "qualitative (secondary)",
+                            f"R: {radial}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive)))
+    return claims
+
+
+def keeps_spread(short: Arm, long: Arm) -> str:
+    """``qualitatively`` when the longer arm keeps more than ``KEEPS_FRACTION`` of the shorter one's selected
+    and last-epoch spreads, else ``no``."""
+    kept = all(getattr(long, k) > KEEPS_FRACTION * getattr(short, k) for k in ("spread_pp", "final_spread_pp"))
+    return "qualitatively" if kept else "no"
+
+
+def l2_erases(base: Arm, both: Arm) -> str:
+    """``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp`` below ``ERASES_FRACTION`` of the
+    baseline's spread; else ``no``."""
+    if both.spread_pp < ERASED_PP:
+        return "yes"
+    ratio = both.spread_pp / base.spread_pp
+    return f"qualitatively: {1 / ratio:.1f}× smaller, not ≈ 0.3 pp" if ratio < ERASES_FRACTION else "no"
+
+
+def falls_with_l2(rows: dict[float, Sequence[Arm]]) -> str:
+    """Per learning rate, arms in rising L2 strength: ``qualitatively`` when the spread falls strictly along
+    every row, ``partly: only at η = ...`` when along some, else ``no``."""
+    falling = [lr for lr, r in rows.items() if all(x.spread_pp > y.spread_pp for x, y in itertools.pairwise(r))]
+    if len(falling) == len(rows):
+        return "qualitatively"
+    return f"partly: only at η = {', '.join(f'{lr:g}' for lr in falling)}" if falling else "no"
+
+
+def l2_not_lr(base: Arm, lr_only: Arm, both: Arm) -> str:
+    """``yes`` when adding L2 at the large rate lowers the spread more than raising the rate alone did."""
+    by_lr, by_l2 = base.spread_pp - lr_only.spread_pp, lr_only.spread_pp - both.spread_pp
+    return "yes" if by_l2 > by_lr else "no: here the larger learning rate alone accounts for the drop"
+
+
+def rises_with_batch(rho: float | None) -> str:
+    """``qualitatively`` when the rank correlation of spread with batch size exceeds ``RANK_AGREES``."""
+    return "qualitatively" if rho is not None and rho > RANK_AGREES else "no"
+
+
+def _row(claim: str, paper: str, finished: Finished, needed: bool, ours: Callable[[], tuple[str, str]]) -> Claim:
+    """A claim measured on ``finished``'s arms, or ``not tested yet`` while they are not all there."""
+    if not needed:
+        return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet")
+    return Claim(claim, paper, *ours())
+
+
+def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Sequence[float],
+                         wds: Sequence[float], scale: str) -> list[Claim]:
+    """The ``time_lr_l2_batch`` chapter's rows: longer training (:func:`keeps_spread`, shortest against longest
+    arm), L2 at a large rate (:func:`l2_erases`), more L2 at a fixed rate (:func:`falls_with_l2`), L2 or the rate
+    (:func:`l2_not_lr`), batch size (:func:`rises_with_batch`); ``lrs`` x ``wds`` is the L2 grid."""
+    def where(f: Finished, show):
+        return setting(f.arms[0].config, scale, show=show)
+
+    long_arms = sorted(long.arms, key=lambda a: a.config["epochs"])
+    batch_arms = sorted(batch.arms, key=lambda a: a.config["batch_size"])
+    cells = {(a.config["lr"], a.config["weight_decay"]): a for a in l2.arms}
+    lo, hi, strongest = min(lrs), max(lrs), max(wds)
+    base, lr_only, both = cells.get((lo, 0.0)), cells.get((hi, 0.0)), cells.get((hi, strongest))
+    full = {lr: r for lr, r in ((lr, [cells.get((lr, w)) for w in wds]) for lr in lrs) if all(r)}
+
+    def longer():
+        short, longest = long_arms[0], long_arms[-1]
+        return (f"{short.config['epochs']} → {longest.config['epochs']} epochs: selected {short.spread_pp:.1f} → "
+                f"{longest.spread_pp:.1f} pp, last epoch {short.final_spread_pp:.1f} → "
+                f"{longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → {longest.radial_memory:.2f} "
+                f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest)
+
+    def large_rate_l2():
+        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.records[0]['summary']['clocks']['T_L2']:.3g}; "
+                f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp "
+                f"({where(l2, ('arch', 'epochs'))})"), l2_erases(base, both)
+
+    def more_l2():
+        per_lr = "; ".join(f"η = {lr:g}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp"
+                           for lr, r in full.items())
+        return (f"λ = {', '.join(f'{w:g}' for w in wds)}: {per_lr} ({where(l2, ('arch', 'epochs'))})",
+                falls_with_l2(full))
+
+    def rate_or_l2():
+        return (f"learning rate alone ({base.label} → {lr_only.label}): {base.spread_pp:.1f} → "
+                f"{lr_only.spread_pp:.1f} pp (T_SGD ×{lr_only.clock()[1] / base.clock()[1]:.0f}); then adding "
+                f"λ = {strongest:g}: {lr_only.spread_pp:.1f} → {both.spread_pp:.1f} pp "
+                f"({where(l2, ('arch', 'epochs'))})"), l2_not_lr(base, lr_only, both)
+
+    def batches():
+        rho = rank_correlation([a.config["batch_size"] for a in batch_arms], [a.spread_pp for a in batch_arms])
+        return (", ".join(f"b = {a.config['batch_size']}: {a.spread_pp:.1f} pp" for a in batch_arms)
+                + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} "
+                  f"({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho)
+
+    return [
+        _row("training much longer leaves the spread", "≈ 26 pp after 5,000 epochs vs 26.5 pp at 300", long,
+             len(long.arms) >= 2, longer),
+        _row("a larger learning rate with L2 erases the memory", "≈ 0.3 pp at η = λ = 1e-2 (T_L2 = 9.36)", l2,
+             bool(base and both), large_rate_l2),
+        _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
+             "the paper's reading: T_L2 is the clock of explicit L2", l2, bool(full), more_l2),
+        _row("it is the L2 term, not the larger learning rate, that erases it",
+             "attributed to T_L2; no λ = 0 run at η = 1e-2 reported", l2, bool(base and lr_only and both),
+             rate_or_l2),
+        _row("larger batches forget more slowly (larger spread)", "qualitative (secondary)", batch,
+             len(batch.arms) >= 3, batches),
+    ]

@@ -1,0 +1,98 @@
+"""The book's verdicts on synthetic arms with known answers, just above and just below each threshold."""
+
+import pytest
+from synthetic import rec
+
+from fibook import claims, forgetting
+from fibook.forgetting import Finished
+
+EPS = 1e-6  # a nudge in pp well above rounding and well below any printed digit
+
+
+def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp=None, **config):
+    """One arm over sigma_w = 1 and e: test accuracy 0.9 and 0.9 - spread / 100, final norm 10 sigma^R."""
+    sigmas = (1.0, 2.718281828459045)
+    accs = (0.9, 0.9 - spread_pp / 100)
+    finals = (0.9, 0.9 - (spread_pp if final_spread_pp is None else final_spread_pp) / 100)
+    records = []
+    for s, a, fa in zip(sigmas, accs, finals, strict=True):
+        r = rec(s, 0, a, 1, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa)
+        r["config"].update(config)
+        records.append(r)
+    (a,) = forgetting.arms(records, show=("lr", "weight_decay"))
+    return a
+
+
+def finished(*arms):
+    return Finished("x", "smoke", list(arms), 2 * len(arms), 2 * len(arms), len(arms))
+
+
+def test_erasing_means_a_spread_below_half_of_sgds():
+    sgd = arm(10.0)
+    assert sgd.spread_pp == pytest.approx(10.0)
+    assert claims.erases(arm(5.0 - EPS, "adam"), sgd) == "qualitatively"
+    assert claims.erases(arm(5.0 + EPS, "adam"), sgd) == "no"
+
+
+def test_a_common_norm_means_every_adaptive_radial_memory_below_a_half():
+    assert claims.common_norm([arm(1, "adam", radial=0.5 - EPS), arm(1, "adamw", radial=0.1)]) == "qualitatively"
+    assert claims.common_norm([arm(1, "adam", radial=0.5 + EPS), arm(1, "adamw", radial=0.1)]) == "no"
+
+
+def test_optimizer_rows_name_missing_arms_and_read_each_clock():
+    rows = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3, radial=0.2), arm(6.0, "muon", lr=0.02),
+                                    arm(3.0, "msgd")], "smoke")
+    by_claim = {r.claim: r for r in rows}
+    assert by_claim["Adam largely erases the σ_w dependence"].agrees == "qualitatively"
+    assert by_claim["Adam largely erases the σ_w dependence"].ours.startswith("4.0 pp (T_adapt = 0.5; 2 of 2 σ_w")
+    assert by_claim["Muon leaves a small spread"].agrees == "no"
+    assert by_claim["AdamW largely erases it too"].agrees == "not tested"
+    assert "η/(1−μ) = 0.1" in by_claim["momentum SGD at the same raw η"].ours
+    assert by_claim["adaptive methods drive the weights to a common norm"].ours == "R: Adam 0.20; SGD 1.00"
+    assert claims.arm_key(arm(1.0, wd=0.06)) == "sgd+L2" and claims.arm_key(arm(1.0, "adamw", wd=0.01)) == "adamw"
+
+
+def test_longer_training_keeps_the_spread_when_both_spreads_keep_more_than_half():
+    short = arm(10.0, final_spread_pp=8.0, epochs=40)
+    assert claims.keeps_spread(short, arm(5.0 + EPS, final_spread_pp=4.0 + EPS)) == "qualitatively"
+    assert claims.keeps_spread(short, arm(5.0 - EPS, final_spread_pp=8.0)) == "no"
+    assert claims.keeps_spread(short, arm(10.0, final_spread_pp=4.0 - EPS)) == "no"
+
+
+def test_l2_erases_outright_below_one_pp_and_qualitatively_below_half():
+    base = arm(10.0)
+    assert claims.l2_erases(base, arm(1.0 - EPS)) == "yes"
+    assert claims.l2_erases(base, arm(1.0 + EPS)) == "qualitatively: 10.0× smaller, not ≈ 0.3 pp"
+    assert claims.l2_erases(base, arm(5.0 - EPS)).startswith("qualitatively: 2.0× smaller")
+    assert claims.l2_erases(base, arm(5.0 + EPS)) == "no"
+
+
+def test_more_l2_must_lower_the_spread_along_every_learning_rate():
+    falling, flat = [arm(3.0), arm(2.0), arm(1.0)], [arm(3.0), arm(3.0), arm(1.0)]
+    assert claims.falls_with_l2({0.01: falling, 0.1: falling}) == "qualitatively"
+    assert claims.falls_with_l2({0.01: falling, 0.1: flat}) == "partly: only at η = 0.01"
+    assert claims.falls_with_l2({0.01: flat}) == "no"
+
+
+def test_l2_not_the_rate_when_adding_l2_lowers_the_spread_more_than_the_rate_did():
+    base = arm(10.0)
+    assert claims.l2_not_lr(base, arm(6.0), arm(2.0 - EPS)) == "yes"  # rate 4 pp, L2 4 pp + eps
+    assert claims.l2_not_lr(base, arm(6.0), arm(2.0 + EPS)).startswith("no")
+
+
+def test_batch_size_rank_correlation_must_exceed_a_half():
+    assert claims.rises_with_batch(0.5 + EPS) == "qualitatively"
+    assert claims.rises_with_batch(0.5) == "no" and claims.rises_with_batch(None) == "no"
+
+
+def test_time_l2_batch_rows_wait_for_unfinished_experiments():
+    empty = Finished("long_training", "smoke", [], 1, 4, 2)
+    l2 = finished(arm(10.0, lr=0.01), arm(2.0, lr=0.1), arm(1.5, lr=0.1, wd=0.06), arm(5.0, lr=0.01, wd=0.06))
+    batch = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
+    rows = claims.time_l2_batch_claims(empty, l2, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], scale="smoke")
+    assert rows[0].ours == "not finished (1 of 4 runs finished, 0 of 2 arms complete)"
+    assert rows[0].agrees == "not tested yet"
+    assert [r.agrees for r in rows[1:]] == ["qualitatively: 6.7× smaller, not ≈ 0.3 pp", "qualitatively",
+                                            "no: here the larger learning rate alone accounts for the drop",
+                                            "qualitatively"]
+    assert "rank correlation +1.00" in rows[4].ours
