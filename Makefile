@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 export OMP_NUM_THREADS := 1
 
-.PHONY: book test setup data browser lint unit notebooks store-notebooks benchmarks clean
+.PHONY: book test setup data browser lint unit notebooks store-notebooks store benchmarks clean
 
 book: setup data
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
@@ -56,10 +56,18 @@ unit: setup data
 notebooks: setup data
 	$(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env chapters
 
-# Re-execute every chapter and store its outputs (what nbval then compares against).
+# Re-execute chapters and store their outputs (what nbval then compares against): every chapter, or one with
+# `make store CHAPTER=chapters/part3_layerwise/two_steps.ipynb`.
+STORE = $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=1200
+
 store-notebooks: setup data
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=1200 $(NOTEBOOKS)
+	$(STORE) $(NOTEBOOKS)
+
+store: setup data
+	@test -n "$(CHAPTER)" || { echo "usage: make store CHAPTER=chapters/PART/NAME.ipynb"; exit 2; }
+	@test -f "$(CHAPTER)" || { echo "no notebook $(CHAPTER); the chapters are: $(NOTEBOOKS)"; exit 2; }
+	$(STORE) $(CHAPTER)
 
 benchmarks: setup data
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

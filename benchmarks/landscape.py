@@ -1,8 +1,9 @@
 """A 200 x 200 (eta1, eta2) test-loss landscape of the two-layer linear net at h = 1000: closed form vs simulation.
 
-The closed form (fibook.layerwise.closed_form_loss) evaluates the whole grid at once. Simulating it means two GD
-steps from a shared initialization for each of the 40,000 pairs; a random subsample of pairs is simulated (both
-the surrogate update and literal float64 GD, one sampled network), the time per pair is extrapolated to the grid,
+The closed form (fibook.layerwise.closed_forms.closed_form_loss) evaluates the whole grid at once. Simulating
+it means two GD steps from a shared initialization for each of the 40,000 pairs; a random subsample of pairs is
+simulated (both the surrogate update and literal float64 GD, one sampled network), the time per pair is
+extrapolated to the grid,
 and the closed form is compared with the simulations on the subsample. Both timings come from this one run.
 
 Usage: python benchmarks/landscape.py [--pairs 12] [--h 1000] [--grid 200]
@@ -17,7 +18,8 @@ import time
 import numpy as np
 import torch
 
-from fibook import layerwise as lw
+from fibook.layerwise import closed_forms as lw
+from fibook.layerwise import simulation as sim
 
 
 def main():
@@ -38,7 +40,7 @@ def main():
         grid = {step: lw.closed_form_loss(2, h, e1, e2, step) for step in (1, 2)}
     t_closed = (time.perf_counter() - t0) / repeats
 
-    setup = lw.sample_setup(2, h, 1, seed=2020)
+    setup = sim.sample_setup(2, h, 1, seed=2020)
     rng = np.random.default_rng(0)
     picks = rng.choice(n * n, size=args.pairs, replace=False)
     sims = {True: [], False: []}
@@ -48,8 +50,8 @@ def main():
         rates = [e1[i, j], e2[i, j]]
         for surrogate in (True, False):
             t0 = time.perf_counter()
-            losses, _, _ = lw.descend(setup.weights, lambda w, s=surrogate: lw.gradient(setup, w, s),
-                                      lambda w: lw.population_loss(setup, w), lambda w, g, t, r=rates: r,
+            losses, _, _ = sim.descend(setup.weights, lambda w, s=surrogate: sim.gradient(setup, w, s),
+                                      lambda w: sim.population_loss(setup, w), lambda w, g, t, r=rates: r,
                                       steps=2)
             t_sim[surrogate] += time.perf_counter() - t0
             sims[surrogate].append(losses[:, 0].numpy())
@@ -68,8 +70,8 @@ def main():
     print("| compared with closed form | budget S / h^1.5 | pairs | max rel. diff step 1 | max rel. diff step 2 |")
     print("|---|---|---|---|---|")
     for surrogate, name in ((True, "surrogate update"), (False, "literal GD")):
-        sim = np.array(sims[surrogate])
-        rel = {step: np.abs(sim[:, step] - grid[step].flat[picks]) / grid[step].flat[picks] for step in (1, 2)}
+        losses = np.array(sims[surrogate])
+        rel = {step: np.abs(losses[:, step] - grid[step].flat[picks]) / grid[step].flat[picks] for step in (1, 2)}
         for lo, hi in ((0, 1), (1, 2)):
             m = ((budgets > lo) | (lo == 0)) & (budgets <= hi)
             if m.any():

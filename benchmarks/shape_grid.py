@@ -9,10 +9,10 @@ import time
 
 import numpy as np
 
-from fibook import shape as S
 from fibook.notebook import markdown_table
 from fibook.provenance import cpu_model
 from fibook.scales import get_scale
+from fibook.shape import closed_forms as S
 
 
 def main(scale_name=None):

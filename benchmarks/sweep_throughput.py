@@ -22,14 +22,14 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
-from fibook import experiments
-from fibook.experiments import Experiment
-from fibook.fused import Single, fuse
-from fibook.models import build_model, init_sigma_w_
+from fibook.forgetting import experiments
+from fibook.forgetting.experiments import Experiment
+from fibook.forgetting.fused import Single, fuse
+from fibook.forgetting.models import build_model, init_sigma_w_
+from fibook.forgetting.train import train
 from fibook.notebook import markdown_table
 from fibook.provenance import device_name
 from fibook.sweep import run_sweep
-from fibook.train import train
 
 # A small sweep: 6 runs of a width-16 ResNet-9 on 2,000 Fashion-MNIST images for 4 epochs (about 20 s each on
 # one core, so that starting workers, importing torch and loading the data -- about 5 s a worker -- is amortized

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from fibook import data, scales
-from fibook.experiments import EXPERIMENTS
+from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.results import ResultsError, load, repair, results_path
 from fibook.sweep import WORKER_TIMEOUT, SweepError, SweepInterrupted, run_sweep, status
 

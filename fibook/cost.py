@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from fibook.experiments import EXPERIMENTS, run_id, runs
-from fibook.models import build_model
+from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
+from fibook.forgetting.models import build_model
 from fibook.scales import get_scale
 
 IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}

@@ -4,7 +4,7 @@ Each line is one object (the format is documented in the book's appendix):
 
 * ``id`` (hash of the config), ``experiment``, ``scale``, ``status``: ``ok`` | ``diverged`` | ``failed``;
 * ``config``: ``dataset``, ``arch``, ``width``, ``sigma_w``, ``optimizer``, ``lr``, ``weight_decay``,
-  ``batch_size``, ``epochs``, ``seed`` and the rest of :class:`fibook.train.TrainConfig`;
+  ``batch_size``, ``epochs``, ``seed`` and the rest of :class:`fibook.forgetting.train.TrainConfig`;
 * ``summary``: ``selected_epoch``, ``selected_test_acc``, ``final_train_acc``, ``tau_interp``, ``repair_gap``
   (pp), ``init_weight_norm``, ``final_weight_norm``, ``clocks`` {``T_SGD``, ``T_L2``, ``T_adapt``}, ...;
 * ``history``: per-epoch lists (epoch 0 is the initialization); ``layer_names``; ``diverged_epoch``;
@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
-from fibook.experiments import get_experiment, run_id
+from fibook.forgetting.experiments import get_experiment, run_id
+from fibook.forgetting.train import TrainConfig
 from fibook.paths import results_dir
 from fibook.scales import get_scale
-from fibook.train import TrainConfig
 
 STATUSES = ("ok", "diverged", "failed")
 COMMON_FIELDS = ("id", "experiment", "scale", "status", "config", "provenance")
@@ -211,14 +211,6 @@ def repair(path: Path) -> int:
         except OSError as e:
             raise ResultsError(f"cannot repair {path} ({e.strerror}); it needs a writable folder") from e
     return len(chunks) - good
-
-
-def get_field(record: dict, dotted: str):
-    """``get_field(r, "summary.clocks.T_SGD")``: a nested value by its dotted path."""
-    value = record
-    for part in dotted.split("."):
-        value = value[part]
-    return value
 
 
 def latest(records: list[dict]) -> list[dict]:

@@ -10,9 +10,9 @@ Parallelism: ``workers=1`` trains in this process. More workers, or a ``cluster`
 distributed: a ``LocalCluster`` of ``workers`` processes with one thread each (on a shared CPU, two threads per
 process were measured up to 11x slower than one), or the scheduler at ``cluster`` (a dask-jobqueue Slurm/PBS
 cluster, a multi-GPU dask-cuda cluster, ...). ``fuse=True`` trains runs that differ only in sigma_w and seed as
-one fused network (:mod:`fibook.fused`), the fast path on a GPU. A fused network sums in another order than one
-network at a time, so in fp32 its numbers differ and its runs are other runs: their configs say ``fused: true``
-and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused.py`` checks).
+one fused network (:mod:`fibook.forgetting.fused`), the fast path on a GPU. A fused network sums in another
+order than one network at a time, so in fp32 its numbers differ and its runs are other runs: their configs say
+``fused: true`` and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused.py`` checks).
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ from dataclasses import dataclass
 import torch
 
 from fibook import results
-from fibook.experiments import EXPERIMENTS, get_experiment, run_id, runs
+from fibook.checks import whole
+from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
+from fibook.forgetting.train import FUSABLE, RunResult, TrainConfig, train_population
 from fibook.provenance import provenance
 from fibook.scales import get_scale
-from fibook.train import FUSABLE, RunResult, TrainConfig, train_population
 
 DEVICES = ("auto", "cpu", "cuda")
 WORKER_TIMEOUT = 60.0  # seconds to wait for a scheduler to answer and for its first worker to join
@@ -206,11 +207,6 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
             local.close()
 
 
-def _whole(name: str, value, least: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
-
-
 def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str = "auto",
               cluster: str | None = None, fuse: bool = False, max_population: int = 16,
               progress: bool = True, worker_timeout: float = WORKER_TIMEOUT) -> dict[str, int]:
@@ -219,8 +215,8 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     The results file is locked for the whole sweep (a second sweep of it raises
     :class:`fibook.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
     far are recorded."""
-    _whole("workers", workers)
-    _whole("max_population", max_population)
+    whole("workers", workers)
+    whole("max_population", max_population)
     if not (isinstance(worker_timeout, (int, float)) and worker_timeout > 0):
         raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")
     device = check_device(device)

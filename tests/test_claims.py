@@ -3,8 +3,8 @@
 import pytest
 from synthetic import rec
 
-from fibook import claims, forgetting
-from fibook.forgetting import Finished
+from fibook.forgetting import analysis, claims
+from fibook.forgetting.analysis import Finished
 
 EPS = 1e-6  # a nudge in pp well above rounding and well below any printed digit
 
@@ -19,7 +19,7 @@ def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp
         r = rec(s, 0, a, 1, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa)
         r["config"].update(config)
         records.append(r)
-    (a,) = forgetting.arms(records, show=("lr", "weight_decay"))
+    (a,) = analysis.arms(records, show=("lr", "weight_decay"))
     return a
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from fibook.cost import hours_at, rerun_rows, sweep_cost, training_flops_per_image
-from fibook.experiments import EXPERIMENTS, run_id, runs
+from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 
 
 def test_flops_per_image_match_the_known_figures():

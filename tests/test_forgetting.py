@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from synthetic import rec
 
-from fibook import forgetting
+from fibook.forgetting import analysis
 
 
 def test_seed_means_spread_and_interpolation():
@@ -15,7 +15,7 @@ def test_seed_means_spread_and_interpolation():
                rec(2.5, 0, 0.70, 3, 25.0), rec(2.5, 1, 0.70, 3, 25.0),
                rec(0.1, 0, 0.85, 1, 5.0, optimizer="adam", lr=1e-3), rec(2.5, 0, 0.84, 1, 5.0, optimizer="adam",
                                                                          lr=1e-3)]
-    sgd, adam = forgetting.arms(records)
+    sgd, adam = analysis.arms(records)
     assert sgd.label == "SGD (η = 0.01)" and adam.label == "Adam (η = 0.001)"
     assert sgd.sigmas == [0.1, 1.0, 2.5]
     assert sgd.acc == pytest.approx([0.89, 0.81, 0.70])
@@ -27,37 +27,37 @@ def test_seed_means_spread_and_interpolation():
     assert sgd.radial_memory == pytest.approx(1.0)  # final norm = 10 sigma
     assert adam.spread_pp == pytest.approx(1.0) and adam.radial_memory == pytest.approx(0.0)
     assert adam.clock() == ("T_adapt", 0.5)
-    rows = forgetting.summary_rows([sgd, adam])
+    rows = analysis.summary_rows([sgd, adam])
     assert rows[0]["spread (pp)"] == "19.0" and rows[0]["σ_w that interpolate"] == "2 of 3"
 
 
 def test_last_epoch_spread_is_separate_from_the_selected_one():
     records = [rec(0.1, 0, 0.90, 2, 1.0, final_acc=0.86), rec(0.1, 1, 0.90, 2, 1.0, final_acc=0.88),
                rec(2.5, 0, 0.70, 3, 25.0, final_acc=0.80), rec(2.5, 1, 0.70, 3, 25.0, final_acc=0.80)]
-    (arm,) = forgetting.arms(records)
+    (arm,) = analysis.arms(records)
     assert arm.spread_pp == pytest.approx(20.0)
     assert arm.final_spread_pp == pytest.approx(7.0)  # seed means 87 and 80
-    assert forgetting.summary_rows([arm])[0]["spread at the last epoch (pp)"] == "7.0"
+    assert analysis.summary_rows([arm])[0]["spread at the last epoch (pp)"] == "7.0"
 
 
 def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
     records = [rec(0.1, 0, 0.9, 1, 1.0, wd=0.06), rec(2.5, 0, 0.5, None, 2.0, wd=0.06),
                rec(1.0, 0, 0.1, None, 1e9, wd=0.06, status="diverged")]
-    (arm,) = forgetting.arms(records)
+    (arm,) = analysis.arms(records)
     assert arm.label == "SGD + L2 (η = 0.01, λ = 0.06)"
     assert arm.clock() == ("T_L2", pytest.approx(0.3))
     assert arm.diverged == [False, True, False]
     assert arm.spread_pp == pytest.approx(40.0)
     assert math.isnan(arm.spread_interp_pp)  # only one sigma_w interpolated
-    assert forgetting.summary_rows([arm])[0]["spread, interpolating σ_w only (pp)"] == "—"
+    assert analysis.summary_rows([arm])[0]["spread, interpolating σ_w only (pp)"] == "—"
 
 
 def test_norm_ratios_and_radial_memory_over_epochs():
     records = [rec(0.1, 0, 0.9, 1, 2.0), rec(2.5, 0, 0.8, 1, 2.0)]
-    (arm,) = forgetting.arms(records)
-    curves = forgetting.norm_ratio_curves(arm)
+    (arm,) = analysis.arms(records)
+    curves = analysis.norm_ratio_curves(arm)
     assert curves[0.1] == pytest.approx([1.0, 1.1, 2.0])
-    r_t = forgetting.radial_memory_by_epoch(arm)
+    r_t = analysis.radial_memory_by_epoch(arm)
     assert r_t[0] == pytest.approx(1.0) and r_t[1] == pytest.approx(1.0) and r_t[2] == pytest.approx(0.0)
     assert isinstance(r_t, np.ndarray)
 
@@ -65,32 +65,32 @@ def test_norm_ratios_and_radial_memory_over_epochs():
 def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     with pytest.raises(RuntimeError, match="no results for 'optimizers' at scale 'gpu': set RERUN = True"):
-        forgetting.load_arms("optimizers", "gpu")
+        analysis.load_arms("optimizers", "gpu")
 
 
 def test_momentum_sgd_is_timed_with_its_effective_step():
     records = [rec(0.1, 0, 0.9, 1, 1.0, optimizer="msgd"), rec(2.5, 0, 0.9, 1, 2.0, optimizer="msgd")]
-    (arm,) = forgetting.arms(records)
+    (arm,) = analysis.arms(records)
     key, value = arm.clock()
     assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
-    assert "effective" in forgetting.summary_rows([arm])[0]["clock"]
-    assert forgetting.effective_lr(records[0]["config"]) == pytest.approx(0.01 / (1 - 0.9))
+    assert "effective" in analysis.summary_rows([arm])[0]["clock"]
+    assert analysis.effective_lr(records[0]["config"]) == pytest.approx(0.01 / (1 - 0.9))
     with_option = {**records[0]["config"], "options": {"momentum": 0.5}}
-    assert forgetting.effective_lr(with_option) == pytest.approx(0.02)
-    assert forgetting.effective_lr({**records[0]["config"], "optimizer": "adam"}) == 0.01  # no heavy ball
+    assert analysis.effective_lr(with_option) == pytest.approx(0.02)
+    assert analysis.effective_lr({**records[0]["config"], "optimizer": "adam"}) == 0.01  # no heavy ball
 
 
 def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
     record = rec(0.1, 0, 0.9, 1, 1.0, optimizer="lion")
     with pytest.raises(ValueError, match="unknown optimizer 'lion'; choose one of: sgd"):
-        forgetting.forgetting_clock(record)
+        analysis.forgetting_clock(record)
     with pytest.raises(ValueError, match="unknown optimizer 'lion'"):
-        forgetting.arm_label(record["config"])
+        analysis.arm_label(record["config"])
 
 
 def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
     from fibook import results
-    from fibook.experiments import run_id, runs
+    from fibook.forgetting.experiments import run_id, runs
 
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     configs = runs("batch_size", "smoke")  # 2 batch sizes x 2 sigma_w
@@ -99,7 +99,7 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
         r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
         r["config"] = c.to_dict()
         results.append_record(path, {**r, "id": run_id(c), "experiment": "batch_size", "scale": "smoke"})
-    finished = forgetting.finished_arms("batch_size", "smoke", show=("batch_size",))
+    finished = analysis.finished_arms("batch_size", "smoke", show=("batch_size",))
     done = finished.arms
     assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
     assert finished.line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
@@ -108,28 +108,28 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
 
 def test_setting_names_where_a_number_was_measured():
     c = {"dataset": "fashion_mnist", "arch": "resnet20", "width": 16, "epochs": 40, "batch_size": 64, "lr": 0.01}
-    assert forgetting.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 epochs"
-    assert forgetting.setting(c, "gpu", show=("batch_size", "lr")) == "gpu: fashion_mnist, b = 64, η = 0.01"
-    assert forgetting.arm_label({**c, "optimizer": "sgd", "weight_decay": 0.1}, show=("optimizer", "arch")) == (
+    assert analysis.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 epochs"
+    assert analysis.setting(c, "gpu", show=("batch_size", "lr")) == "gpu: fashion_mnist, b = 64, η = 0.01"
+    assert analysis.arm_label({**c, "optimizer": "sgd", "weight_decay": 0.1}, show=("optimizer", "arch")) == (
         "SGD + L2 (ResNet-20 w16)")
     with pytest.raises(ValueError, match="allowed: optimizer, lr"):
-        forgetting.setting(c, "book", show=("depth",))
+        analysis.setting(c, "book", show=("depth",))
 
 
 def test_seed_spreads_and_per_sigma_seed_std():
     records = [rec(0.1, 0, 0.90, 1, 1.0), rec(2.5, 0, 0.80, 1, 1.0),
                rec(0.1, 1, 0.88, 1, 1.0), rec(2.5, 1, 0.82, 1, 1.0),
                rec(0.1, 2, 0.86, 1, 1.0)]  # seed 2 lacks sigma_w = 2.5
-    (arm,) = forgetting.arms(records)
-    assert forgetting.seed_spreads(arm) == pytest.approx({0: 10.0, 1: 6.0})
-    std = forgetting.seed_std_pp(arm)
+    (arm,) = analysis.arms(records)
+    assert analysis.seed_spreads(arm) == pytest.approx({0: 10.0, 1: 6.0})
+    std = analysis.seed_std_pp(arm)
     assert std[0.1] == pytest.approx(2.0)  # 90, 88, 86: sample std 2 pp
     assert std[2.5] == pytest.approx(100 * np.std([0.80, 0.82], ddof=1))
 
 
 def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
     from fibook import results
-    from fibook.experiments import run_id, runs
+    from fibook.forgetting.experiments import run_id, runs
 
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     configs = runs("seed_noise", "smoke")  # 2 sigma_w x 2 seeds
@@ -138,10 +138,10 @@ def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
         r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
         r["config"] = c.to_dict()
         results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
-    assert forgetting.finished_arms("seed_noise", "smoke", show=()).arms == []
+    assert analysis.finished_arms("seed_noise", "smoke", show=()).arms == []
     c = configs[3]
     r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
     r["config"] = c.to_dict()
     results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
-    (arm,) = forgetting.finished_arms("seed_noise", "smoke", show=()).arms
-    assert sorted(forgetting.seed_spreads(arm)) == [0, 1]
+    (arm,) = analysis.finished_arms("seed_noise", "smoke", show=()).arms
+    assert sorted(analysis.seed_spreads(arm)) == [0, 1]

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from fibook.data import DEBIAN_FASHION_MNIST
-from fibook.fused import Single, fuse
-from fibook.models import build_model, init_sigma_w_, member_weight_norms, weight_norms
-from fibook.train import TrainConfig, check_population, train_population
+from fibook.forgetting.fused import Single, fuse
+from fibook.forgetting.models import build_model, init_sigma_w_, member_weight_norms, weight_norms
+from fibook.forgetting.train import TrainConfig, check_population, train_population
 
 
 @pytest.mark.parametrize("arch", ["resnet9", "resnet20"])

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from fibook import layer_balancing as lb
-from fibook import layerwise as lw
+from fibook.layerwise import scheduler as lb
+from fibook.layerwise import simulation as sim
 
 
 def _gaussian_problem(depth=4, h=24):
-    setup = lw.sample_setup(depth, h, 3, "gaussian", "gaussian", seed=1)
-    return setup.weights, lw.gradient(setup, setup.weights)
+    setup = sim.sample_setup(depth, h, 3, "gaussian", "gaussian", seed=1)
+    return setup.weights, sim.gradient(setup, setup.weights)
 
 
 def test_rates_sum_to_the_budget_and_give_equal_relative_updates():
@@ -42,7 +42,7 @@ def test_orthogonal_two_layer_net_keeps_equal_rates_for_16_steps(budget):
 @pytest.mark.parametrize("depth,budget", [(2, 0.5 * 64**1.5), (3, 8.0), (4, 8.0), (8, 8.0)])
 def test_orthogonal_nets_start_at_equal_rates(depth, budget):
     rub = lb.run_schedule("rub", budget, 1, "linear", depth, 64, draws=2, seed=3)
-    k = lw.trained_layers(depth)
+    k = sim.trained_layers(depth)
     assert np.max(np.abs(rub.rates[0] * k / budget - 1)) < 1e-14
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from fibook import layerwise as lw
+from fibook.layerwise import closed_forms as lw
+from fibook.layerwise import simulation as sim
 
 # (depth, eta1, eta2) -> (L1 with the 2p term, L1 without it, L2, exact-GD L1 or None), h = 1000.
 PINNED = {
@@ -50,7 +51,7 @@ def _random_cases():
 
 @pytest.mark.parametrize("depth,h,eta1,eta2", _random_cases())
 def test_closed_forms_agree_with_monte_carlo(depth, h, eta1, eta2):
-    mc = lw.simulate(depth, h, eta1, eta2, steps=2, surrogate=True, draws=3000, seed=11)
+    mc = sim.simulate(depth, h, eta1, eta2, steps=2, surrogate=True, draws=3000, seed=11)
     for step in (0, 1, 2):
         z = (mc.mean[step] - lw.closed_form_loss(depth, h, eta1, eta2, step)) / mc.sem[step]
         assert abs(z) < 3, (step, z)
@@ -59,7 +60,7 @@ def test_closed_forms_agree_with_monte_carlo(depth, h, eta1, eta2):
 @pytest.mark.parametrize("depth,h", [(2, 16), (3, 32)])
 def test_monte_carlo_rejects_the_step1_formula_without_the_2p_term(depth, h):
     budget = 2 * h**1.5 if depth == 2 else 2 * h**0.75
-    mc = lw.simulate(depth, h, 0.5 * budget, 0.5 * budget, steps=1, draws=6000, seed=3)
+    mc = sim.simulate(depth, h, 0.5 * budget, 0.5 * budget, steps=1, draws=6000, seed=3)
     z = (mc.mean[1] - lw.closed_form_loss(depth, h, 0.5 * budget, 0.5 * budget, 1, "official_code")) / mc.sem[1]
     assert z > 5
 
@@ -67,7 +68,7 @@ def test_monte_carlo_rejects_the_step1_formula_without_the_2p_term(depth, h):
 @pytest.mark.parametrize("h", [16, 32])
 def test_exact_one_step_formula_agrees_with_literal_gd(h):
     budget = 2 * h**1.5
-    mc = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3000, seed=5)
+    mc = sim.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3000, seed=5)
     z = (mc.mean[1] - lw.exact_one_step_loss(h, 0.3 * budget, 0.7 * budget)) / mc.sem[1]
     assert abs(z) < 3
 
@@ -77,8 +78,8 @@ def test_surrogate_gap_shrinks_like_one_over_width_at_step_one():
     gaps = []
     for h in widths:
         budget = 2 * h**1.5
-        sur = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=True, draws=3, seed=1)
-        ex = lw.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3, seed=1)
+        sur = sim.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=True, draws=3, seed=1)
+        ex = sim.simulate(2, h, 0.3 * budget, 0.7 * budget, steps=1, surrogate=False, draws=3, seed=1)
         gaps.append(abs(ex.mean[1] - sur.mean[1]))
     slope = np.polyfit(np.log(widths), np.log(gaps), 1)[0]
     assert abs(slope + 1) < 0.2, slope
@@ -104,18 +105,18 @@ def _literal_gd(setup, x, rates, steps):
                                              (2, "gaussian", "gaussian"), (4, "gaussian", "gaussian")])
 def test_reduced_update_equals_literal_gd_on_the_data_matrix(depth, init, data):
     h = 12
-    setup = lw.sample_setup(depth, h, 1, init, data, seed=2)
+    setup = sim.sample_setup(depth, h, 1, init, data, seed=2)
     gen = torch.Generator().manual_seed(9)
     if data == "orthogonal":
         q, _ = torch.linalg.qr(torch.randn(h, h, generator=gen, dtype=torch.float64))
         x = h**0.5 * q
-        setup = lw.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, None, setup.c)
+        setup = sim.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, None, setup.c)
     else:
         x = torch.randn(h, h, generator=gen, dtype=torch.float64)
-        setup = lw.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, (x.T @ x / h)[None], setup.c)
-    rates = lw.layer_rates(depth, 0.7 * h, 1.3 * h)
-    _, _, reduced = lw.descend(setup.weights, lambda w: lw.gradient(setup, w), lambda w: lw.population_loss(setup, w),
-                               lambda w, g, t: rates, 2)
+        setup = sim.LinearSetup(setup.depth, h, setup.weights, setup.a, setup.beta, (x.T @ x / h)[None], setup.c)
+    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h)
+    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
+                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
     literal = _literal_gd(setup, x, rates, 2)
     for w_red, w_lit in zip(reduced, literal, strict=True):
         assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
@@ -123,7 +124,7 @@ def test_reduced_update_equals_literal_gd_on_the_data_matrix(depth, init, data):
 
 def test_gradient_norms_show_the_sqrt_width_gap():
     h = 48
-    rows = lw.gradient_norms(lw.sample_setup(2, h, 3, seed=4))
+    rows = sim.gradient_norms(sim.sample_setup(2, h, 3, seed=4))
     for r in rows:
         assert r["A_op"] == pytest.approx(h**-1.5, rel=1e-10)
         assert r["A_F"] == pytest.approx(h**-1.0, rel=1e-10)
@@ -165,7 +166,7 @@ def test_closed_form_broadcasts_over_rate_arrays():
     ({"step": 3}, r"step must be one of \(0, 1, 2\)"),
     ({"eta1": -1.0}, r"learning rate eta1 must be finite and >= 0"),
     ({"eta2": np.array([1.0, -2.0])}, r"learning rate eta2 must be finite and >= 0"),
-    ({"h": 0}, r"width h must be a positive number"),
+    ({"h": 0}, r"width h must be finite and > 0"),
     ({"variant": "code"}, r"variant must be one of \('paper', 'official_code'\)"),
 ])
 def test_bad_input_is_rejected_with_what_is_allowed(kwargs, match):
@@ -176,13 +177,13 @@ def test_bad_input_is_rejected_with_what_is_allowed(kwargs, match):
 
 def test_simulation_rejects_bad_settings():
     with pytest.raises(ValueError, match=r"init must be one of \('orthogonal', 'gaussian'\)"):
-        lw.simulate(2, 8, 1.0, 1.0, init="uniform", draws=2)
-    with pytest.raises(ValueError, match="width h must be a positive number"):
-        lw.simulate(2, -8, 1.0, 1.0, draws=2)
+        sim.simulate(2, 8, 1.0, 1.0, init="uniform", draws=2)
+    with pytest.raises(ValueError, match="width h must be finite and > 0"):
+        sim.simulate(2, -8, 1.0, 1.0, draws=2)
     with pytest.raises(ValueError, match="learning rate eta2 must be finite and >= 0"):
-        lw.simulate(3, 8, 1.0, -1.0, draws=2)
+        sim.simulate(3, 8, 1.0, -1.0, draws=2)
     with pytest.raises(ValueError, match="steps must be a non-negative integer"):
-        lw.simulate(3, 8, 1.0, 1.0, steps=-1, draws=2)
+        sim.simulate(3, 8, 1.0, 1.0, steps=-1, draws=2)
 
 
 def test_best_splits_reports_both_ends_of_a_symmetric_curve_on_any_rounding():

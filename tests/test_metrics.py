@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from fibook import metrics
+from fibook.forgetting import metrics
 
 
 def test_spread_in_percentage_points():

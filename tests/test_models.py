@@ -6,7 +6,15 @@ import pytest
 import torch
 from torch import nn
 
-from fibook.models import build_model, cifar_resnet, fan_in, init_sigma_w_, resnet9, weight_layers, weight_norms
+from fibook.forgetting.models import (
+    build_model,
+    cifar_resnet,
+    fan_in,
+    init_sigma_w_,
+    resnet9,
+    weight_layers,
+    weight_norms,
+)
 
 
 def n_params(model):

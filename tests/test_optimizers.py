@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from fibook.models import init_sigma_w_, resnet9, weight_layers, weight_norms
-from fibook.optimizers import OPTIMIZERS, Muon, OptimizerSpec, make_optimizer, newton_schulz
+from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers, weight_norms
+from fibook.forgetting.optimizers import OPTIMIZERS, Muon, OptimizerSpec, make_optimizer, newton_schulz
 
 
 @pytest.mark.parametrize("shape", [(128, 576), (512, 4608), (300, 40)])

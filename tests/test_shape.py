@@ -1,12 +1,13 @@
-"""Part II closed forms (fibook.shape) against trained models (fibook.gradient_flow) and independent references."""
+"""Part II closed forms (fibook.shape.closed_forms) against trained models (fibook.shape.training) and
+independent references."""
 
 import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from fibook import gradient_flow as G
-from fibook import shape as S
 from fibook.scales import get_scale
+from fibook.shape import closed_forms as S
+from fibook.shape import training as G
 
 SMALL = get_scale("smoke").shape  # N = 10, d = 30 random problems
 
@@ -70,7 +71,7 @@ def test_gd_with_small_steps_approaches_the_flow():
     X, y = problem(4)
     init = G.diagonal_init(0.1, 0.5, 30)
     ref = S.diagonal_argmin_Q(X, y, 4 * S.effective_scale(0.1, 0.5)).beta
-    errs = [rel(G.gradient_flow(G.DiagonalNet(), X, y, init, method="gd", lr=lr, loss_tol=1e-24).beta, ref)
+    errs = [rel(G.gradient_descent(G.DiagonalNet(), X, y, init, lr=lr, loss_tol=1e-24).beta, ref)
             for lr in (4e-3, 2e-3)]
     assert errs[1] < errs[0] < 1e-2  # first-order in the step
 

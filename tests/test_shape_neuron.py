@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from fibook import gradient_flow as G
-from fibook import shape as S
 from fibook.scales import get_scale
+from fibook.shape import closed_forms as S
+from fibook.shape import training as G
 
 SMALL = get_scale("smoke").shape
 
@@ -109,7 +109,7 @@ def test_leaky_neuron_via_transformed_targets():
     rho = 0.2
     init = G.two_layer_init(0.1, 0.5, X.shape[1], rng=8, signs=1)
     net = G.TwoLayerNet(rho=rho)
-    runs = {lr: G.gradient_flow(net, X, y, init, method="gd", lr=lr, loss_tol=1e-24, max_steps=400_000)
+    runs = {lr: G.gradient_descent(net, X, y, init, lr=lr, loss_tol=1e-24, max_steps=400_000)
             for lr in (2e-3, 1e-3)}
     a_sign = runs[1e-3].params["a"][0]
     end = S.neuron_endpoint(X, S.leaky_targets(y, rho, a_sign), init["a"][0], init["W"][0], a_sign=a_sign)

@@ -9,12 +9,13 @@ import time
 
 import pytest
 
-from fibook import experiments, results, sweep
+from fibook import results, sweep
 from fibook.__main__ import main
 from fibook.data import DEBIAN_FASHION_MNIST
-from fibook.experiments import Experiment, run_id, runs
+from fibook.forgetting import experiments
+from fibook.forgetting.experiments import Experiment, run_id, runs
+from fibook.forgetting.train import TrainConfig
 from fibook.scales import get_scale
-from fibook.train import TrainConfig
 
 needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
 
@@ -71,7 +72,6 @@ def test_load_keeps_the_latest_record_per_id_and_filters(store):
     assert results.load("optimizers", "smoke", status="ok")[0]["config"]["optimizer"] == "adam"
     with pytest.raises(ValueError, match="unknown status 'done'"):
         results.load("optimizers", "smoke", status="done")
-    assert results.get_field(record(2), "summary.selected_test_acc") == 0.5
 
 
 def test_run_ids_are_stable_and_distinct():

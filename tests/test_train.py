@@ -7,11 +7,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fibook import metrics
 from fibook.data import DEBIAN_FASHION_MNIST
-from fibook.models import init_sigma_w_, resnet9, weight_layers
+from fibook.forgetting import metrics
+from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
+from fibook.forgetting.train import TrainConfig, train
 from fibook.scales import get_scale
-from fibook.train import TrainConfig, train
 
 needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
 

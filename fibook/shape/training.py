@@ -9,8 +9,9 @@ Every model predicts with parameters ``p`` (a dict of float64 arrays) and is tra
   connected linear network; Theorem 6.1 for width 1) or a leaky ReLU ``max(z, rho z)``, initialized by
   :func:`two_layer_init` from (alpha, s).
 
-:func:`gradient_flow` integrates the flow with an adaptive ODE solver (LSODA, stated tolerances) or runs plain
-gradient descent; :func:`conserved` returns the quantities the flow keeps fixed.
+:func:`gradient_flow` integrates the flow with an adaptive ODE solver (LSODA, stated tolerances),
+:func:`gradient_descent` runs plain gradient descent; :func:`conserved` returns the quantities the flow keeps
+fixed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from fibook.shape import check_alpha_s, check_problem, diagonal_u0_v0, neuron_a_w0
+from fibook.shape.closed_forms import check_alpha_s, check_problem, diagonal_u0_v0, neuron_a_w0
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class TwoLayerNet:
 
 def diagonal_init(alpha, s, d, *, tied=False):
     """Symmetric initialization of a :class:`DiagonalNet`: every coordinate of ``u+ = u-`` is ``u0`` and of
-    ``v+ = v-`` is ``v0`` (:func:`fibook.shape.diagonal_u0_v0`), so ``beta(0) = 0``. ``alpha = u0 v0``.
+    ``v+ = v-`` is ``v0`` (:func:`fibook.shape.closed_forms.diagonal_u0_v0`), so ``beta(0) = 0``. ``alpha = u0 v0``.
 
     The tied model has ``u = v``, so only ``s = 0`` is allowed; ``u0 = sqrt(alpha)`` (Woodworth's scale squared).
     """
@@ -141,14 +142,27 @@ def conserved(model, p):
 
 @dataclass(frozen=True)
 class FlowResult:
-    """End of a training run: parameters, the linear predictor, the final loss, the time (or GD steps) reached,
-    and, if requested, the recorded times and parameters along the way."""
+    """End of a gradient-flow integration: parameters, the linear predictor, the final loss, the time ``t``
+    reached and, when ``times`` were asked for, the parameters ``path`` at those ``times``."""
 
     params: dict
     beta: np.ndarray
     loss: float
     t: float
     times: np.ndarray | None = None
+    path: list | None = None
+
+
+@dataclass(frozen=True)
+class DescentResult:
+    """End of a gradient-descent run: parameters, the linear predictor, the final loss, the ``steps`` taken and,
+    when a recording interval was asked for, the parameters ``path`` after each of ``at_steps``."""
+
+    params: dict
+    beta: np.ndarray
+    loss: float
+    steps: int
+    at_steps: np.ndarray | None = None
     path: list | None = None
 
 
@@ -163,70 +177,86 @@ def _check_init(model, init, d):
     return p
 
 
-def gradient_flow(model, X, y, init, *, method="ode", t_max=1e4, rtol=1e-11, atol=1e-14, loss_tol=1e-26,
-                  lr=1e-3, max_steps=1_000_000, check_every=100, record=None):
-    """Train ``model`` from ``init`` on ``L = 1/2 ||f(X) - y||^2``; return a :class:`FlowResult`.
+@dataclass(frozen=True)
+class _Problem:
+    """The flat-vector view of a training problem that both solvers step."""
 
-    ``method="ode"``: gradient flow ``dp/dt = -grad L`` integrated by ``scipy.integrate.solve_ivp`` (LSODA,
-    relative tolerance ``rtol``, absolute ``atol``) until ``t_max`` or until ``L < loss_tol * max(1, ||y||^2)``.
-    ``record`` (times) stores the path at those times.
+    model: object
+    X: np.ndarray
+    y: np.ndarray
+    names: tuple
+    shapes: list
+    sizes: np.ndarray
+    theta0: np.ndarray
+    target: float  # stop once L < loss_tol max(1, ||y||^2)
 
-    ``method="gd"``: plain gradient descent ``p <- p - lr grad L``, stopped (checked every ``check_every``
-    steps) once ``L < loss_tol * max(1, ||y||^2)`` or after ``max_steps``; ``record`` (a step interval) stores
-    the path every that many steps. Small ``lr`` approximates the flow at time ``steps * lr``.
-    """
-    X, y = check_problem(X, y)
-    p0 = _check_init(model, init, X.shape[1])
-    names, shapes = model.names, [p0[k].shape for k in model.names]
-    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-    target = loss_tol * max(1.0, float(y @ y))
+    def unpack(self, theta):
+        return {k: theta[self.sizes[i]:self.sizes[i + 1]].reshape(self.shapes[i]) for i, k in enumerate(self.names)}
 
-    def unpack(theta):
-        return {k: theta[sizes[i]:sizes[i + 1]].reshape(shapes[i]) for i, k in enumerate(names)}
-
-    def pack(p):
-        return np.concatenate([p[k].ravel() for k in names])
-
-    def loss(p):
-        e = model.outputs(p, X) - y
+    def loss(self, theta):
+        e = self.model.outputs(self.unpack(theta), self.X) - self.y
         return 0.5 * float(e @ e)
 
-    def rhs(_t, theta):
-        g = model.grad(unpack(theta), X, y)
-        return -pack(g)
+    def descent_direction(self, theta):
+        g = self.model.grad(self.unpack(theta), self.X, self.y)
+        return -np.concatenate([g[k].ravel() for k in self.names])
 
-    if method == "ode":
-        def converged(_t, theta):
-            return loss(unpack(theta)) - target
 
-        converged.terminal = True
-        t_eval = None
-        if record is not None:
-            t_eval = np.unique(np.append(np.asarray(record, dtype=float), t_max))
-            t_eval = t_eval[(t_eval >= 0) & (t_eval <= t_max)]
-        sol = solve_ivp(rhs, (0.0, float(t_max)), pack(p0), method="LSODA", rtol=rtol, atol=atol,
-                        events=converged, t_eval=t_eval)
-        if sol.status == -1:
-            raise RuntimeError(f"gradient-flow integration failed: {sol.message}")
-        stopped = sol.status == 1
-        p_end = unpack((sol.y_events[0][0] if stopped else sol.y[:, -1]).copy())
-        t_end = float(sol.t_events[0][0]) if stopped else float(sol.t[-1])
-        path = None if t_eval is None else [unpack(sol.y[:, j].copy()) for j in range(sol.y.shape[1])]
-        times = None if t_eval is None else sol.t
-        return FlowResult(p_end, model.beta(p_end), loss(p_end), t_end, times, path)
-    if method == "gd":
-        theta = pack(p0)
-        times, path = ([0.0], [unpack(theta.copy())]) if record else (None, None)
-        step = 0
-        while step < max_steps:
-            theta = theta + lr * rhs(0.0, theta)
-            step += 1
-            if record and step % record == 0:
-                times.append(float(step))
-                path.append(unpack(theta.copy()))
-            if step % check_every == 0 and loss(unpack(theta)) < target:
-                break
-        p_end = unpack(theta)
-        return FlowResult(p_end, model.beta(p_end), loss(p_end), float(step),
-                          None if times is None else np.array(times), path)
-    raise ValueError(f"method must be 'ode' or 'gd', got {method!r}")
+def _problem(model, X, y, init, loss_tol) -> _Problem:
+    X, y = check_problem(X, y)
+    p0 = _check_init(model, init, X.shape[1])
+    names, shapes = tuple(model.names), [p0[k].shape for k in model.names]
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    theta0 = np.concatenate([p0[k].ravel() for k in names])
+    return _Problem(model, X, y, names, shapes, sizes, theta0, loss_tol * max(1.0, float(y @ y)))
+
+
+def gradient_flow(model, X, y, init, *, t_max=1e4, rtol=1e-11, atol=1e-14, loss_tol=1e-26, times=None):
+    """Gradient flow ``dp/dt = -grad L`` on ``L = 1/2 ||f(X) - y||^2`` from ``init``, integrated by
+    ``scipy.integrate.solve_ivp`` (LSODA, relative tolerance ``rtol``, absolute ``atol``) until ``t_max`` or
+    until ``L < loss_tol * max(1, ||y||^2)``; ``times`` stores the path at those times. Returns a
+    :class:`FlowResult` (``t``: the time reached)."""
+    prob = _problem(model, X, y, init, loss_tol)
+
+    def converged(_t, theta):
+        return prob.loss(theta) - prob.target
+
+    converged.terminal = True
+    t_eval = None
+    if times is not None:
+        t_eval = np.unique(np.append(np.asarray(times, dtype=float), t_max))
+        t_eval = t_eval[(t_eval >= 0) & (t_eval <= t_max)]
+    sol = solve_ivp(lambda _t, theta: prob.descent_direction(theta), (0.0, float(t_max)), prob.theta0,
+                    method="LSODA", rtol=rtol, atol=atol, events=converged, t_eval=t_eval)
+    if sol.status == -1:
+        raise RuntimeError(f"gradient-flow integration failed: {sol.message}")
+    stopped = sol.status == 1
+    theta_end = (sol.y_events[0][0] if stopped else sol.y[:, -1]).copy()
+    p_end = prob.unpack(theta_end)
+    t_end = float(sol.t_events[0][0]) if stopped else float(sol.t[-1])
+    path = None if t_eval is None else [prob.unpack(sol.y[:, j].copy()) for j in range(sol.y.shape[1])]
+    return FlowResult(p_end, model.beta(p_end), prob.loss(theta_end), t_end, None if t_eval is None else sol.t,
+                      path)
+
+
+def gradient_descent(model, X, y, init, *, lr, max_steps=1_000_000, loss_tol=1e-26, check_every=100,
+                     every=None):
+    """Plain gradient descent ``p <- p - lr grad L`` on ``L = 1/2 ||f(X) - y||^2`` from ``init``, stopped
+    (checked every ``check_every`` steps) once ``L < loss_tol * max(1, ||y||^2)`` or after ``max_steps``;
+    ``every`` (a step interval) stores the path every that many steps. A small ``lr`` approximates the flow at
+    time ``steps * lr``. Returns a :class:`DescentResult`."""
+    prob = _problem(model, X, y, init, loss_tol)
+    theta = prob.theta0.copy()
+    at_steps, path = ([0], [prob.unpack(theta.copy())]) if every else (None, None)
+    step = 0
+    while step < max_steps:
+        theta = theta + lr * prob.descent_direction(theta)
+        step += 1
+        if every and step % every == 0:
+            at_steps.append(step)
+            path.append(prob.unpack(theta.copy()))
+        if step % check_every == 0 and prob.loss(theta) < prob.target:
+            break
+    p_end = prob.unpack(theta)
+    return DescentResult(p_end, model.beta(p_end), prob.loss(theta), step,
+                         None if at_steps is None else np.array(at_steps), path)

@@ -23,8 +23,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fibook.forgetting.train import TrainConfig
 from fibook.scales import ForgettingScale, Scale, get_scale
-from fibook.train import TrainConfig
 
 CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the scale
 ADAM_LR = 1e-3

@@ -63,7 +63,7 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(c_out)
         self.stride = stride
         self.pad = c_out - c_in
-        self.population = 1  # models stacked along channels (fibook.fused); padding is per model
+        self.population = 1  # models stacked along channels (fibook.forgetting.fused); padding is per model
 
     def shortcut(self, x):
         if self.stride > 1:
@@ -164,8 +164,9 @@ def init_sigma_w_(model: nn.Module, sigma_w: float, seed: int = 0) -> nn.Module:
 
 @torch.no_grad()
 def member_weight_norms(model: nn.Module, k: int = 1) -> list[dict[str, float]]:
-    """For each of the ``k`` models held by ``model`` (k > 1: a fused population, see :mod:`fibook.fused`): the
-    Frobenius norm of every Conv2d/Linear weight by layer name, and their total under ``"total"``,
+    """For each of the ``k`` models held by ``model`` (k > 1: a fused population, see
+    :mod:`fibook.forgetting.fused`): the Frobenius norm of every Conv2d/Linear weight by layer name, and their
+    total under ``"total"``,
     ||W||_total = sqrt(sum_l ||W_l||_F^2)."""
     rows: list[dict[str, float]] = [{} for _ in range(k)]
     for name, m in weight_layers(model):

@@ -6,7 +6,7 @@ side by side:
 
 * ``Conv2d(c_in, c_out)``  -> ``Conv2d(K c_in, K c_out, groups=K)``: model k owns channel block k;
 * ``BatchNorm2d(c)``       -> ``BatchNorm2d(K c)``: statistics are per channel, hence per model;
-* ``Linear(n_in, n_out)``  -> :class:`~fibook.models.StackedLinear` with weight (K, n_out, n_in);
+* ``Linear(n_in, n_out)``  -> :class:`~fibook.forgetting.models.StackedLinear` with weight (K, n_out, n_in);
 * pooling, ReLU and residual sums act per channel and need no change; option-A shortcuts pad per model.
 
 The fused network maps ``(B, K c, H, W)`` -- model k's batch in channel block k -- to logits ``(B, K, classes)``.
@@ -22,7 +22,7 @@ import copy
 import torch
 from torch import nn
 
-from fibook.models import BasicBlock, StackedLinear
+from fibook.forgetting.models import BasicBlock, StackedLinear
 
 
 class Single(nn.Module):

@@ -1,4 +1,4 @@
-"""Figures shared by the Part I chapters; each draws on a given matplotlib axis from :mod:`fibook.forgetting`
+"""Figures shared by the Part I chapters; each draws on a given matplotlib axis from :mod:`fibook.forgetting.analysis`
 arms, so a chapter composes them and nothing is plotted twice in two ways."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fibook.forgetting import Arm, norm_ratio_curves
+from fibook.forgetting.analysis import Arm, norm_ratio_curves
 
 
 def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True) -> None:

@@ -11,8 +11,8 @@ depth-2 and depth-3 nets all ``||W_l||_F`` and ``||G_l||_F`` are equal at initia
 rates, the step-2 optimum of the paper's analysis (and, by construction, it cannot take the tiny step-1 gain of
 unequal rates).
 
-Models compared (chapter "A balancing scheduler"): the linear nets of :mod:`fibook.layerwise` at depths 2, 3, 4
-and 8, and a 3-layer ReLU net ``f(x) = sqrt(2) relu(x^T W1) W2 a / sqrt(h)`` learning a linear target.
+Models compared (chapter "A balancing scheduler"): the linear nets of :mod:`fibook.layerwise.simulation` at
+depths 2, 3, 4 and 8, and a 3-layer ReLU net ``f(x) = sqrt(2) relu(x^T W1) W2 a / sqrt(h)`` learning a linear target.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fibook import layerwise as lw
+from fibook.checks import choice
+from fibook.layerwise import simulation as sim
 
 EPS = 1e-30
 SCHEDULES = ("uniform", "rub")
@@ -105,8 +106,8 @@ def _problem(model: str, depth: int, h: int, draws: int, init: str, data: str, s
         setup = sample_relu_setup(h, draws, seed)
         return (setup.weights, _autograd(lambda w: relu_losses(setup, w, test=False)),
                 lambda w: relu_losses(setup, w, test=True))
-    setup = lw.sample_setup(depth, h, draws, init, data, seed)
-    return setup.weights, lambda w: lw.gradient(setup, w), lambda w: lw.population_loss(setup, w)
+    setup = sim.sample_setup(depth, h, draws, init, data, seed)
+    return setup.weights, lambda w: sim.gradient(setup, w), lambda w: sim.population_loss(setup, w)
 
 
 @dataclass(frozen=True)
@@ -122,18 +123,18 @@ def run_schedule(schedule: str, budget: float, steps: int, model: str = "linear"
                  draws: int = 4, init: str = "orthogonal", data: str = "orthogonal", seed: int = 0) -> ScheduleRun:
     """Train ``draws`` sampled problems for ``steps`` full-batch GD steps with rates from ``schedule``.
 
-    ``model="linear"`` uses the linear net of :mod:`fibook.layerwise` of the given ``depth`` (true gradient,
-    ``init``/``data`` settings as in :func:`fibook.layerwise.sample_setup`); ``model="relu"`` the 3-layer ReLU
-    net of this module (``depth`` must be 3; ``init``/``data`` are Gaussian). The same seed gives the same
-    problems for every schedule.
+    ``model="linear"`` uses the linear net of :mod:`fibook.layerwise.simulation` of the given ``depth`` (true
+    gradient, ``init``/``data`` settings as in :func:`fibook.layerwise.simulation.sample_setup`); ``model="relu"``
+    the 3-layer ReLU net of this module (``depth`` must be 3; ``init``/``data`` are Gaussian). The same seed gives
+    the same problems for every schedule.
     """
-    lw._check_choice("schedule", schedule, SCHEDULES)
-    lw._check_choice("model", model, MODELS)
+    choice("schedule", schedule, SCHEDULES)
+    choice("model", model, MODELS)
     if model == "relu" and depth != 3:
         raise ValueError(f"the ReLU net has depth 3 (two trained layers and a fixed output), got depth={depth!r}")
     weights, grad_fn, loss_fn = _problem(model, depth, h, draws, init, data, seed)
     rule = _RULES[schedule]
-    losses, rates, _ = lw.descend(weights, grad_fn, loss_fn, lambda w, g, t: rule(w, g, budget), steps)
+    losses, rates, _ = sim.descend(weights, grad_fn, loss_fn, lambda w, g, t: rule(w, g, budget), steps)
     losses = losses.numpy()
     sem = losses.std(axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else np.zeros(steps + 1)
     return ScheduleRun(losses.mean(axis=1), sem, rates.mean(dim=-1).numpy())

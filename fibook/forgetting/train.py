@@ -25,11 +25,12 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn.functional as F
 
-from fibook import fused, metrics
 from fibook.batches import Batches
 from fibook.data import DatasetSplits, load_dataset
-from fibook.models import build_model, init_sigma_w_, member_weight_norms, weight_layers
-from fibook.optimizers import make_optimizer
+from fibook.checks import whole
+from fibook.forgetting import fused, metrics
+from fibook.forgetting.models import build_model, init_sigma_w_, member_weight_norms, weight_layers
+from fibook.forgetting.optimizers import make_optimizer
 
 EVAL_BATCH = 250  # measured on one CPU core: twice as fast as 1000 for the width-16 ResNet-9
 DIVERGENCE_FACTOR = 1e3
@@ -47,12 +48,6 @@ def cosine_schedule(step: int, total_steps: int) -> float:
 
 
 SCHEDULES: dict[str, Callable[[int, int], float]] = {"constant": constant_schedule, "cosine": cosine_schedule}
-
-
-def _check_whole(name: str, value, least: int, alternative: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise ValueError(f"{name} must be a whole number >= {least}{' ' + alternative if alternative else ''}, "
-                         f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -89,10 +84,10 @@ class TrainConfig:
         if self.precision not in PRECISIONS:
             raise ValueError(f"unknown precision {self.precision!r}; choose one of: {', '.join(PRECISIONS)}")
         for name, least in (("width", 1), ("batch_size", 1), ("epochs", 1), ("seed", 0)):
-            _check_whole(name, getattr(self, name), least)
+            whole(name, getattr(self, name), least)
         for name in ("n_train", "n_val", "n_test"):
             if getattr(self, name) is not None:
-                _check_whole(name, getattr(self, name), 1, "or None (the whole split)")
+                whole(name, getattr(self, name), 1, "or None (the whole split)")
         for name, positive in (("sigma_w", True), ("lr", True), ("weight_decay", False)):
             value = getattr(self, name)
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
@@ -264,7 +259,8 @@ def one_cpu_thread():
 
 def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto") -> list[RunResult]:
     """Train runs that differ only in sigma_w and seed in one loop, one network each (``fused=False``: the
-    reference) or all as one fused network (``fused=True``, :mod:`fibook.fused`); return their results in order.
+    reference) or all as one fused network (``fused=True``, :mod:`fibook.forgetting.fused`); return their results
+    in order.
 
     Each run keeps its own data order (its seed), BatchNorm statistics, optimizer state, history and status;
     a diverged run stops being recorded while the others go on. On the CPU training runs on one thread

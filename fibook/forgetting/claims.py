@@ -5,7 +5,8 @@ its thresholds are named constants, stated in the docstring and in the chapter t
 tested just above and just below each threshold. ``paper`` says what the paper reports (or that it does not),
 ``ours`` the number measured here with the setting it was measured in.
 
-Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged arms of :mod:`fibook.forgetting`:
+Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged arms of
+:mod:`fibook.forgetting.analysis`:
 
 =================================  ==========================================================================
 ``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
@@ -25,10 +26,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 
-from fibook.forgetting import Arm, Finished, effective_lr, setting
-from fibook.metrics import rank_correlation
+from fibook.forgetting.analysis import Arm, Finished, effective_lr, setting
+from fibook.forgetting.metrics import rank_correlation
+from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import Claim
-from fibook.optimizers import get_optimizer
 
 ERASES_FRACTION = 0.5
 COMMON_NORM_R = 0.5

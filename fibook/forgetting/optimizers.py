@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from fibook.models import weight_layers
+from fibook.forgetting.models import weight_layers
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
@@ -73,7 +73,7 @@ class Muon(torch.optim.Optimizer):
 
     This is the update of the public reference implementation and of ``torch.optim.Muon`` with its default
     (``"original"``) learning-rate adjustment. With ``population=K`` each parameter holds K models' matrices
-    stacked along its first dimension (:mod:`fibook.fused`), and each is orthogonalized on its own.
+    stacked along its first dimension (:mod:`fibook.forgetting.fused`), and each is orthogonalized on its own.
     """
 
     def __init__(self, params, lr: float = 0.02, momentum: float = 0.95, nesterov: bool = True,
@@ -200,7 +200,7 @@ class OptimizerSpec:
     (2026) that its own mechanism runs on (T_SGD = sum eta^2 / b for SGD-type steps, T_adapt = sum eta for
     adaptive ones; any run with weight decay is read on T_L2 = lambda sum eta instead); ``build(model, lr,
     weight_decay, **options)``; ``defaults``, every option it takes with its default; ``needs_population``:
-    its update is not element-wise, so a fused population (:mod:`fibook.fused`) must be split per model."""
+    its update is not element-wise, so a fused population (:mod:`fibook.forgetting.fused`) must be split per model."""
 
     name: str
     label: str
@@ -237,7 +237,7 @@ def make_optimizer(name: str, model: nn.Module, lr: float, weight_decay: float =
                    **options):
     """Build optimizer ``name`` for ``model`` (see the module docstring for each one's weight-decay semantics).
 
-    ``population`` is the number of models fused in ``model`` (:mod:`fibook.fused`), passed to the optimizers
+    ``population`` is the number of models fused in ``model`` (:mod:`fibook.forgetting.fused`), passed to the optimizers
     whose spec ``needs_population``. ``options`` override the spec's ``defaults`` (e.g. ``momentum``, ``betas``,
     ``adam_lr``); an option it does not take raises.
     """

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fibook import metrics
-from fibook.experiments import EXPERIMENTS, runs
-from fibook.optimizers import get_optimizer
+from fibook.forgetting import metrics
+from fibook.forgetting.experiments import EXPERIMENTS, runs
+from fibook.forgetting.optimizers import get_optimizer
 from fibook.results import load
 from fibook.scales import get_scale
 
@@ -85,7 +85,7 @@ def effective_lr(config: dict) -> float:
 
 def forgetting_clock(record: dict) -> tuple[str, float]:
     """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, else its
-    optimizer's clock (:data:`fibook.optimizers.OPTIMIZERS`). An SGD-type run with momentum mu is measured at
+    optimizer's clock (:data:`fibook.forgetting.optimizers.OPTIMIZERS`). An SGD-type run with momentum mu is measured at
     its effective step eta / (1 - mu) (:func:`effective_lr`), so its T_SGD is the recorded (raw-eta) value
     times 1 / (1 - mu)^2."""
     config, clocks = record["config"], record["summary"]["clocks"]

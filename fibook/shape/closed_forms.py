@@ -3,7 +3,7 @@
 Gradient flow on ``L = 1/2 ||X beta - y||^2`` over an over-parametrized model of a linear predictor ``beta``
 converges (when it reaches zero loss) to ``argmin Q(beta) s.t. X beta = y`` for a model- and
 initialization-dependent *implicit regularizer* ``Q``. This module holds the regularizers and their
-constrained minimizers; :mod:`fibook.gradient_flow` holds the trained models they are checked against.
+constrained minimizers; :mod:`fibook.shape.training` holds the trained models they are checked against.
 
 * Diagonal networks ``beta = u+ * v+ - u- * v-`` (Theorem 4.1): :func:`q_k`, :func:`diagonal_Q`,
   :func:`diagonal_argmin_Q`, with ``sqrt(k) = 2 (u0^2 + v0^2) = 4 kappa`` and the effective scale
@@ -24,15 +24,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from fibook.checks import positive
+
 # --------------------------------------------------------------------------------------------------------------
 # Input checks
 
 
 def check_alpha_s(alpha, s, *, shape_range: str = "diagonal"):
     """Validate a scale ``alpha > 0`` and a shape ``s`` (diagonal: ``0 <= s < 1``; neuron: ``-1 < s < 1``)."""
-    alpha_a, s_a = np.asarray(alpha, dtype=float), np.asarray(s, dtype=float)
-    if not np.all(np.isfinite(alpha_a)) or np.any(alpha_a <= 0):
-        raise ValueError(f"scale alpha must be finite and > 0, got {alpha!r}")
+    positive("scale alpha", alpha)
+    s_a = np.asarray(s, dtype=float)
     if shape_range == "diagonal":
         if not np.all((s_a >= 0) & (s_a < 1)):
             raise ValueError(f"diagonal shape s must lie in [0, 1), got {s!r}")
@@ -42,10 +43,7 @@ def check_alpha_s(alpha, s, *, shape_range: str = "diagonal"):
 
 def check_sqrt_k(sqrt_k):
     """Validate ``sqrt(k)``: finite and > 0 (scalar or one value per coordinate)."""
-    a = np.asarray(sqrt_k, dtype=float)
-    if not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError(f"sqrt_k must be finite and > 0, got {sqrt_k!r}")
-    return a
+    return positive("sqrt_k", sqrt_k)
 
 
 def check_problem(X, y):
@@ -82,11 +80,6 @@ def effective_scale(alpha, s):
     check_alpha_s(alpha, s)
     alpha, s = np.asarray(alpha, dtype=float), np.asarray(s, dtype=float)
     return alpha * (1 + s**2) / (1 - s**2)
-
-
-def diagonal_sqrt_k(u0, v0):
-    """``sqrt(k_i) = 2 (u0_i^2 + v0_i^2)`` of Theorem 4.1 (the official code's variable ``k`` stores this)."""
-    return 2.0 * (np.asarray(u0, dtype=float) ** 2 + np.asarray(v0, dtype=float) ** 2)
 
 
 def _asinh_ratio(x, sqrt_k):

@@ -1,0 +1,4 @@
+"""Part III, layer-wise learning rates (Pang et al., ICML 2026): ``closed_forms`` (exact expected test losses
+after one and two GD steps), ``simulation`` (sampled linear nets and gradient descent on them) and
+``scheduler`` (fibook's layer-balancing scheduler and its baselines).
+"""
