@@ -96,3 +96,24 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
                                             "no: here the larger learning rate alone accounts for the drop",
                                             "qualitatively"]
     assert "rank correlation +1.00" in rows[4].ours
+
+
+def test_a_recomputed_clock_agrees_when_it_rounds_to_the_quoted_digits():
+    assert claims.matches_quoted(7.26e-4, "7.3e-4") == claims.matches_quoted(7.34e-4, "7.3e-4") == "yes"
+    assert claims.matches_quoted(7.24e-4, "7.3e-4") == claims.matches_quoted(7.36e-4, "7.3e-4") == "no"
+
+
+def test_scale_invariance_needs_loss_and_cosine_below_the_tolerance():
+    tol = claims.INVARIANCE_TOL
+    assert claims.scale_invariant([2.0, 2.0 + 0.5 * tol, 2.0 - 0.5 * tol], [0.0, 0.9 * tol, -0.9 * tol])
+    assert not claims.scale_invariant([2.0, 2.0 + 2 * tol], [0.0, 0.0])
+    assert not claims.scale_invariant([2.0, 2.0], [0.0, 1.1 * tol])
+
+
+def test_question_rows_read_the_logit_floor():
+    floor = claims.LOGIT_FLOOR
+    below_floor = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.0], [0.0, 0.0], 0.9 * floor, "smoke", 4)
+    assert [r.agrees for r in below_floor] == ["yes", "yes", "yes", "yes"]
+    assert "to < 1e-4 relative" in below_floor[3].ours and "smoke ResNet-9 w4" in below_floor[3].ours
+    above = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.1], [0.0, 0.0], 1.1 * floor, "smoke", 4)
+    assert [r.agrees for r in above] == ["yes", "yes", "no", "no"] and "1.1e-04" in above[3].ours

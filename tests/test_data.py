@@ -232,6 +232,7 @@ def test_unknown_dataset_lists_choices():
 def test_real_fashion_mnist_has_the_protocol_sizes(tmp_path):
     ds = data.load_fashion_mnist(tmp_path)  # empty root: falls back to Debian's copy
     assert (len(ds.train), len(ds.val), len(ds.test)) == (50_000, 10_000, 10_000)
+    assert len(ds.train) == data.train_split_size("fashion_mnist")
     assert torch.bincount(ds.val.y).tolist() == [1000] * 10
     assert 0.28 < ds.mean[0] < 0.29 and 0.35 < ds.std[0] < 0.36
 

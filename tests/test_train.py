@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from fibook.data import DEBIAN_FASHION_MNIST
-from fibook.forgetting import metrics
+from fibook import data
+from fibook.forgetting import experiments, metrics
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
 from fibook.forgetting.train import TrainConfig, train
 from fibook.scales import get_scale
@@ -39,6 +40,20 @@ def test_same_config_same_numbers_and_every_quantity_recorded():
     assert a.summary["selected_epoch"] == metrics.selected_epoch(h["val_loss"])
     c = train(smoke_config(seed=1))
     assert c.history["train_loss"] != a.history["train_loss"]
+    planned_steps, planned = experiments.planned_clocks(a.config)  # what the question chapter tabulates
+    assert planned_steps == a.summary["steps"] and planned == a.summary["clocks"]
+
+
+def test_planned_clocks_follow_the_schedule_and_the_whole_split():
+    config = TrainConfig(n_train=None, batch_size=100, epochs=2, lr=0.1, schedule="cosine", weight_decay=0.01)
+    steps, clocks = experiments.planned_clocks(config)
+    assert steps == 2 * 50_000 // 100 == 2 * data.train_split_size("fashion_mnist") // 100
+    eta = [0.1 * 0.5 * (1 + math.cos(math.pi * k / steps)) for k in range(steps)]
+    assert clocks == pytest.approx({"T_SGD": sum(e * e for e in eta) / 100, "T_L2": 0.01 * sum(eta),
+                                    "T_adapt": sum(eta)})
+    assert data.train_split_size("cifar10") == 40_000
+    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
+        data.train_split_size("mnist")
 
 
 @needs_fmnist

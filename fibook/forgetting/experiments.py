@@ -23,7 +23,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fibook.forgetting.train import TrainConfig
+from fibook.data import train_split_size
+from fibook.forgetting.metrics import forgetting_clocks
+from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig
 from fibook.scales import ForgettingScale, Scale, get_scale
 
 CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the scale
@@ -113,6 +115,25 @@ def runs(name: str, scale: str | Scale | None = None, fused: bool = False) -> li
     base = base_config(f) | {"fused": fused}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
             for arm in exp.arms(f) for seed in exp.seeds(f) for sigma in exp.sigmas(f)]
+
+
+def arm_configs(name: str, scale: str | Scale | None = None) -> list[TrainConfig]:
+    """The first run of each arm of experiment ``name`` at ``scale`` (an arm: the runs that differ only in
+    sigma_w and seed), in the experiment's order."""
+    seen: dict[tuple, TrainConfig] = {}
+    for c in runs(name, scale):
+        seen.setdefault(tuple((k, repr(v)) for k, v in c.to_dict().items() if k not in FUSABLE), c)
+    return list(seen.values())
+
+
+def planned_clocks(config: TrainConfig) -> tuple[int, dict[str, float]]:
+    """The optimizer steps a run will take, ``epochs * floor(n_train / b)`` (the last partial batch of an epoch
+    is dropped; ``n_train`` None means the whole training split), and its clocks over them
+    (:func:`fibook.forgetting.metrics.forgetting_clocks` on its schedule's step sizes)."""
+    n = config.n_train if config.n_train is not None else train_split_size(config.dataset)
+    steps = config.epochs * (n // config.batch_size)
+    lrs = [config.lr * SCHEDULES[config.schedule](k, steps) for k in range(steps)]
+    return steps, forgetting_clocks(lrs, config.batch_size, config.weight_decay)
 
 
 def run_id(config: TrainConfig) -> str:

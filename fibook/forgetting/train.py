@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 
 from fibook.batches import Batches
-from fibook.data import DatasetSplits, load_dataset
 from fibook.checks import whole
+from fibook.data import DatasetSplits, load_dataset
 from fibook.forgetting import fused, metrics
 from fibook.forgetting.models import build_model, init_sigma_w_, member_weight_norms, weight_layers
 from fibook.forgetting.optimizers import make_optimizer
