@@ -117,3 +117,25 @@ def test_question_rows_read_the_logit_floor():
     assert "to < 1e-4 relative" in below_floor[3].ours and "smoke ResNet-9 w4" in below_floor[3].ours
     above = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.1], [0.0, 0.0], 1.1 * floor, "smoke", 4)
     assert [r.agrees for r in above] == ["yes", "yes", "no", "no"] and "1.1e-04" in above[3].ours
+
+
+def test_sgd_remembers_thresholds_on_spread_radial_memory_and_seed_noise():
+    sgd = claims.sgd_remembers_claims
+    empty = Finished("seed_noise", "smoke", [], 0, 6, 1)
+    assert sgd(arm(5.0 + EPS), empty, "smoke")[0].agrees == "qualitatively"
+    assert sgd(arm(5.0 - EPS), empty, "smoke")[0].agrees == "no"
+    assert sgd(arm(8.0, radial=0.8 + EPS), empty, "smoke")[2].agrees == "yes"
+    assert sgd(arm(8.0, radial=0.8 - EPS), empty, "smoke")[2].agrees == "no"
+    assert sgd(arm(8.0), empty, "smoke")[3].agrees == "not tested yet"
+    assert claims.above_seed_noise([3.0 + EPS, 3.0 + EPS], [0.5, 1.0])
+    assert not claims.above_seed_noise([3.0 - EPS, 3.0 - EPS], [0.5, 1.0])
+
+
+def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
+    records = [rec(s, seed, acc, 1, 10.0 * s) for seed, accs in ((0, (0.90, 0.80)), (1, (0.92, 0.80)))
+               for s, acc in zip((1.0, 2.0), accs, strict=True)]
+    (noise_arm,) = analysis.arms(records)
+    row = claims.sgd_remembers_claims(arm(8.0), finished(noise_arm), "smoke")[3]
+    # spreads 10 and 12 pp (mean 11); seed std at sigma 1: std(90, 92) = 1.41 pp, so 11 > 3 x 1.41
+    assert row.ours.startswith("spread 11.0 pp (mean of 2 seeds) vs per-σ_w seed std ≤ 1.41 pp")
+    assert row.agrees == "yes"
