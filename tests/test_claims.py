@@ -139,3 +139,33 @@ def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
     # spreads 10 and 12 pp (mean 11); seed std at sigma 1: std(90, 92) = 1.41 pp, so 11 > 3 x 1.41
     assert row.ours.startswith("spread 11.0 pp (mean of 2 seeds) vs per-σ_w seed std ≤ 1.41 pp")
     assert row.agrees == "yes"
+
+
+def depth_arm(arch, interpolated_last):
+    records = [rec(s, 0, 0.9, 1 if (s < 2 or interpolated_last) else None, 10.0 * s) for s in (1.0, 2.0)]
+    for r in records:
+        r["config"]["arch"] = arch
+    (a,) = analysis.arms(records, show=("arch",))
+    return a
+
+
+def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
+    shallow = depth_arm("resnet9", True)
+    failing, fitting = depth_arm("resnet20", False), depth_arm("resnet32", True)
+    assert claims.deep_nets_fail([failing]) == "qualitatively"
+    assert claims.deep_nets_fail([failing, fitting]).startswith("no")
+    (row,) = claims.depth_claims(finished(failing, shallow), "smoke")  # listed from the shallowest
+    assert row.ours.startswith("resnet9: interpolates at 2 of 2 σ_w; resnet20: interpolates at 1 of 2 σ_w")
+    assert row.agrees == "qualitatively"
+    (waiting,) = claims.depth_claims(finished(shallow), "smoke")
+    assert waiting.agrees == "not tested yet"
+
+
+def test_a_clock_claim_needs_rho_at_most_minus_a_half():
+    assert claims.falls_with_clock(-0.5) == "qualitatively"
+    assert claims.falls_with_clock(-0.5 + EPS).startswith("weakly")
+    assert claims.falls_with_clock(-EPS).startswith("weakly") and claims.falls_with_clock(0.0) == "no"
+    assert claims.falls_with_clock(None) == "not tested yet"
+    rows = claims.clock_claims({"T_SGD": [(1.0, 9.0), (2.0, 5.0), (3.0, 1.0)], "T_L2": [(1.0, 2.0)]}, "smoke")
+    assert [r.agrees for r in rows] == ["qualitatively", "not tested yet"]
+    assert rows[0].ours == "3 arms; rank correlation of spread with T_SGD: -1.00 (smoke)"

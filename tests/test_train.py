@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fibook.data import DEBIAN_FASHION_MNIST
 from fibook import data
+from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting import experiments, metrics
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
 from fibook.forgetting.train import TrainConfig, train

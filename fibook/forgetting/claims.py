@@ -22,6 +22,8 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 ``RADIAL_KEPT = 0.8``              the final weight norm "stays tied to sigma_w" when R exceeds 0.8
 ``NOISE_MULTIPLE = 3.0``           a spread is "far larger than seed noise" when the seed-mean spread exceeds
                                    3 x the largest per-sigma_w seed standard deviation
+``CLOCK_RHO = -0.5``               "a larger clock leaves a smaller spread": Spearman rank correlation of spread
+                                   with the clock at or below -0.5 across arms (weakly between -0.5 and 0)
 ``INVARIANCE_TOL = 1e-9``          BatchNorm scale invariance holds when the loss moves by less than 1e-9 and
                                    the gradient's cosine with the weight is below 1e-9 (float64)
 ``LOGIT_FLOOR = 1e-4``             sigma_w only scales the initial logits when the relative deviation from
@@ -214,6 +216,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Seq
     ]
 
 
+CLOCK_RHO = -0.5
 INVARIANCE_TOL = 1e-9
 LOGIT_FLOOR = 1e-4
 
@@ -280,3 +283,53 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, scale: str) -> list[Claim]:
                          f"spread {np.mean(list(per_seed.values())):.1f} pp (mean of {len(per_seed)} seeds) vs "
                          f"per-σ_w seed std ≤ {max(seed_std.values()):.2f} pp (quick grid)",
                          "yes" if above_seed_noise(list(per_seed.values()), list(seed_std.values())) else "no")]
+
+
+def deep_nets_fail(deep: Sequence[Arm]) -> str:
+    """``qualitatively`` when no deeper ResNet interpolates at the largest sigma_w of its grid."""
+    if all(not a.interpolated[-1] for a in deep):
+        return "qualitatively"
+    return "no: every deep net interpolates at the largest σ_w here"
+
+
+def depth_claims(depth: Finished, scale: str) -> list[Claim]:
+    """The ``depth`` chapter's row: deeper ResNets failing to interpolate at large sigma_w
+    (:func:`deep_nets_fail`), arms listed from the shallowest."""
+    arms = sorted(depth.arms, key=lambda a: int(a.config["arch"].removeprefix("resnet")))
+    deep = [a for a in arms if a.config["arch"] != "resnet9"]
+    claim, paper = "deep ResNets at large σ_w fail to interpolate", "ResNet-56/110 (secondary)"
+    if not deep:
+        return [Claim(claim, paper, f"not finished ({depth.progress})", "not tested yet")]
+    ours = "; ".join(f"{a.config['arch']}: interpolates at {sum(a.interpolated)} of {len(a.sigmas)} σ_w"
+                     for a in arms)
+    return [Claim(claim, paper, f"{ours} ({setting(arms[0].config, scale, show=('epochs', 'lr'))})",
+                  deep_nets_fail(deep))]
+
+
+def falls_with_clock(rho: float | None) -> str:
+    """``qualitatively`` at rho <= ``CLOCK_RHO``, ``weakly`` between it and 0, ``no`` from 0 up; ``not tested
+    yet`` without a correlation (fewer than three arms)."""
+    if rho is None:
+        return "not tested yet"
+    return "qualitatively" if rho <= CLOCK_RHO else "weakly (−0.5 < ρ < 0)" if rho < 0 else "no"
+
+
+CLOCK_CLAIMS = (
+    ("T_SGD", "larger batches (smaller T_SGD) forget more slowly; 26.5 pp at 7.3e-4 and ≈26 pp at 1.2e-2 "
+              "(secondary)"),
+    ("T_L2", "≈ 0.3 pp at T_L2 = 9.36 (secondary)"),
+)
+
+
+def clock_claims(points: dict[str, Sequence[tuple[float, float]]], where: str) -> list[Claim]:
+    """The ``clocks`` chapter's rows: for T_SGD and T_L2, the rank correlation of spread with the clock over the
+    arms timed on it (``points[clock]``: (clock value, spread pp) per arm; :func:`falls_with_clock`)."""
+    rows = []
+    for clock, paper in CLOCK_CLAIMS:
+        pts = points.get(clock, [])
+        rho = rank_correlation(*zip(*pts, strict=True)) if pts else None
+        ours = (f"{len(pts)} arms; rank correlation of spread with {clock}: "
+                + ("n/a (fewer than 3 arms)" if rho is None else f"{rho:+.2f}"))
+        rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
+                          falls_with_clock(rho)))
+    return rows
