@@ -48,10 +48,10 @@ def cmd_sweep(args) -> int:
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     if counts["failed"]:
         first = load(args.name, args.scale, status="failed")[0]
-        last_line = [line for line in first["error"].splitlines() if line.strip()][-1]
-        c = first["config"]
-        print(f"{counts['failed']} run(s) failed; the first ({c['optimizer']}, lr {c['lr']:g}, sigma_w "
-              f"{c['sigma_w']:g}, seed {c['seed']}): {last_line}\nits traceback is in the record's \"error\" field; "
+        last_line = [line for line in first.error.splitlines() if line.strip()][-1]
+        c = first.config
+        print(f"{counts['failed']} run(s) failed; the first ({c.optimizer}, lr {c.lr:g}, sigma_w "
+              f"{c.sigma_w:g}, seed {c.seed}): {last_line}\nits traceback is in the record's \"error\" field; "
               "a rerun retries failed runs", file=sys.stderr)
         return 1
     return 0

@@ -1,22 +1,20 @@
-"""The results store: one JSON line per finished run in ``data/results/NAME/SCALE.jsonl``.
+"""The results store: one JSON line per run in ``data/results/NAME/SCALE.jsonl``, read and written as
+:class:`Record` objects.
 
-Each line is one object (the format is documented in the book's appendix):
-
-* ``id`` (hash of the config), ``experiment``, ``scale``, ``status``: ``ok`` | ``diverged`` | ``failed``;
-* ``config``: ``dataset``, ``arch``, ``width``, ``sigma_w``, ``optimizer``, ``lr``, ``weight_decay``,
-  ``batch_size``, ``epochs``, ``seed`` and the rest of :class:`fibook.forgetting.train.TrainConfig`;
-* ``summary``: ``selected_epoch``, ``selected_test_acc``, ``final_train_acc``, ``tau_interp``, ``repair_gap``
-  (pp), ``init_weight_norm``, ``final_weight_norm``, ``clocks`` {``T_SGD``, ``T_L2``, ``T_adapt``}, ...;
-* ``history``: per-epoch lists (epoch 0 is the initialization); ``layer_names``; ``diverged_epoch``;
-* ``provenance``: fibook version and git commit, torch version, device and CPU/GPU model, wall seconds, date;
-  ``error`` for failed runs.
+A line is one :class:`Record` as JSON (its fields, in that order; the book's appendix "Results files" lists them,
+and a test checks that it lists exactly these): ``id`` (the hash of the config), ``experiment``, ``scale``,
+``status`` (``ok`` | ``diverged`` | ``failed``), ``config`` (a :class:`fibook.forgetting.train.TrainConfig`),
+``summary`` (a :class:`fibook.forgetting.train.Summary`), ``history`` (per-epoch lists, epoch 0 being the
+initialization), ``layer_names``, ``diverged_epoch``, ``provenance`` (fibook version and git commit, torch version,
+device and CPU/GPU model, wall seconds, date) and, for failed runs instead of summary, history, layer_names and
+diverged_epoch, ``error`` (the traceback).
 
 Accuracies are fractions in [0, 1]. A line is written with one ``write`` call on a file opened for appending, so
 a killed sweep leaves whole lines only; a write that fails part-way (a full disk) is cut back to the last whole
 line; a line cut short by a crash of the machine is reported with its file and line number, and :func:`repair`
-drops such a broken tail. Every record is checked on read (:func:`check_record`): its fields, its config, its id
-(the hash of that config) and its experiment and scale (those of its file). One sweep at a time writes a file:
-:func:`writing` holds an exclusive lock on it.
+drops such a broken tail. Every line is checked on read (:meth:`Record.from_json`): its fields, its config, its
+id (the hash of that config) and its experiment and scale (those of its file). One sweep at a time writes a
+file: :func:`writing` holds an exclusive lock on it.
 """
 
 from __future__ import annotations
@@ -26,22 +24,79 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from fibook.forgetting.experiments import get_experiment, run_id
-from fibook.forgetting.train import TrainConfig
+from fibook.forgetting.train import Summary, TrainConfig
 from fibook.paths import results_dir
 from fibook.scales import get_scale
 
 STATUSES = ("ok", "diverged", "failed")
-COMMON_FIELDS = ("id", "experiment", "scale", "status", "config", "provenance")
-FIELDS = {  # the fields each status's records must have (dicts where noted in TYPES)
-    "ok": COMMON_FIELDS + ("summary", "history", "layer_names", "diverged_epoch"),
-    "diverged": COMMON_FIELDS + ("summary", "history", "layer_names", "diverged_epoch"),
-    "failed": COMMON_FIELDS + ("error",),
-}
+FINISHED_FIELDS = ("summary", "history", "layer_names", "diverged_epoch")  # ok and diverged runs only
+FAILED_FIELDS = ("error",)  # failed runs only
 TYPES = {"config": dict, "provenance": dict, "summary": dict, "history": dict, "layer_names": list, "error": str}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One run of the results store. ``summary``, ``history``, ``layer_names`` and ``diverged_epoch`` belong
+    to finished runs (``ok``, ``diverged``), ``error`` to ``failed`` ones."""
+
+    id: str
+    experiment: str
+    scale: str
+    status: str
+    config: TrainConfig
+    summary: Summary | None = None
+    history: dict | None = None
+    layer_names: list | None = None
+    diverged_epoch: int | None = None
+    error: str | None = None
+    provenance: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The record as its JSON line's object."""
+        out = {"id": self.id, "experiment": self.experiment, "scale": self.scale, "status": self.status,
+               "config": self.config.to_dict()}
+        if self.status == "failed":
+            out["error"] = self.error
+        else:
+            out |= {"summary": self.summary.to_dict(), "history": self.history, "layer_names": self.layer_names,
+                    "diverged_epoch": self.diverged_epoch}
+        return out | {"provenance": self.provenance}
+
+    @classmethod
+    def from_json(cls, obj: dict, path: Path) -> Record:
+        """The record of a JSON line of file ``path`` (``NAME/SCALE.jsonl``); ``ValueError`` says what is wrong
+        unless it has every field of its status with the right types, a valid config and summary, ``id`` equal
+        to that config's hash, and the experiment and scale of its file."""
+        status = obj["status"]
+        needed = ("id", "experiment", "scale", "status", "config", "provenance")
+        needed += FAILED_FIELDS if status == "failed" else FINISHED_FIELDS
+        missing = [f for f in needed if f not in obj]
+        if missing:
+            raise ValueError(f"{status!r} records need the field(s) {', '.join(missing)}")
+        wrong = [f for f, t in TYPES.items() if f in obj and not isinstance(obj[f], t)]
+        if wrong:
+            raise ValueError(f"wrong type: {', '.join(f'{f} (must be {TYPES[f].__name__})' for f in wrong)}")
+        try:
+            config = TrainConfig(**obj["config"])
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"config is not a valid training config: {e}") from None
+        if obj["id"] != run_id(config):
+            raise ValueError(f"id {obj['id']!r} is not its config's hash {run_id(config)!r}")
+        for key, expected in (("experiment", path.parent.name), ("scale", path.stem)):
+            if obj[key] != expected:
+                raise ValueError(f"{key} {obj[key]!r} does not match its file's {expected!r}")
+        kept = {f: obj[f] for f in needed if f not in ("config", "summary")}
+        if status == "failed":
+            return cls(config=config, **kept)
+        try:
+            summary = Summary(**obj["summary"])
+        except TypeError as e:
+            raise ValueError(f"summary is not a run summary: {e}") from None
+        return cls(config=config, summary=summary, **kept)
 
 
 class ResultsError(RuntimeError):
@@ -98,10 +153,10 @@ def writing(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def append_record(path: Path, record: dict) -> None:
+def append_record(path: Path, record: Record) -> None:
     """Append one record as one line, in a single write, flushed to disk. A write that fails part-way is cut
     back to the file's previous end, so the file never holds a partial line, and raises :class:`ResultsError`."""
-    line = (json.dumps(record, separators=(",", ":"), allow_nan=True) + "\n").encode()
+    line = (json.dumps(record.to_json(), separators=(",", ":"), allow_nan=True) + "\n").encode()
     fd = _open_for_append(path)
     try:
         start = os.fstat(fd).st_size
@@ -124,27 +179,6 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().split(b"\n") if path.exists() else []
 
 
-def check_record(record: dict, path: Path) -> None:
-    """Raise ``ValueError`` saying what is wrong unless ``record`` has every field of its status
-    (:data:`FIELDS`) with the right types, a valid :class:`TrainConfig` as ``config``, ``id`` equal to that
-    config's hash, and the experiment and scale of its file ``path`` (``NAME/SCALE.jsonl``)."""
-    missing = [f for f in FIELDS[record["status"]] if f not in record]
-    if missing:
-        raise ValueError(f"{record['status']!r} records need the field(s) {', '.join(missing)}")
-    wrong = [f for f, t in TYPES.items() if f in record and not isinstance(record[f], t)]
-    if wrong:
-        raise ValueError(f"wrong type: {', '.join(f'{f} (must be {TYPES[f].__name__})' for f in wrong)}")
-    try:
-        config = TrainConfig(**record["config"])
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"config is not a valid training config: {e}") from None
-    if record["id"] != run_id(config):
-        raise ValueError(f"id {record['id']!r} is not its config's hash {run_id(config)!r}")
-    for key, expected in (("experiment", path.parent.name), ("scale", path.stem)):
-        if record[key] != expected:
-            raise ValueError(f"{key} {record[key]!r} does not match its file's {expected!r}")
-
-
 def _parse(line: bytes) -> dict | None:
     try:
         record = json.loads(line)
@@ -153,7 +187,7 @@ def _parse(line: bytes) -> dict | None:
     return record if isinstance(record, dict) and "id" in record and record.get("status") in STATUSES else None
 
 
-def read_records(path: Path) -> list[dict]:
+def read_records(path: Path) -> list[Record]:
     """All records of a results file, in order; a broken line raises :class:`CorruptResultsError` naming the file,
     the line and the command that drops a broken tail."""
     chunks = _lines(path)
@@ -170,11 +204,10 @@ def read_records(path: Path) -> list[dict]:
                 f"{' (cut short)' if last else ''}; run `python -m fibook repair {name} --scale {scale}` "
                 "to drop a broken tail")
         try:
-            check_record(record, path)
+            records.append(Record.from_json(record, path))
         except ValueError as e:
             raise InvalidRecordError(f"{path}, line {number}: not a valid results record: {e}; remove or fix the "
                                      "line by hand") from None
-        records.append(record)
     return records
 
 
@@ -213,16 +246,16 @@ def repair(path: Path) -> int:
     return len(chunks) - good
 
 
-def latest(records: list[dict]) -> list[dict]:
+def latest(records: list[Record]) -> list[Record]:
     """One record per id, the last one written (a failed run that was retried keeps only its new record)."""
-    by_id: dict[str, dict] = {}
+    by_id: dict[str, Record] = {}
     for r in records:
-        by_id.pop(r["id"], None)
-        by_id[r["id"]] = r
+        by_id.pop(r.id, None)
+        by_id[r.id] = r
     return list(by_id.values())
 
 
-def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | None = None, **config) -> list[dict]:
+def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | None = None, **config) -> list[Record]:
     """The runs of experiment ``name`` at ``scale`` (default: ``$FIBOOK_SCALE`` or ``book``), one per id.
 
     ``status`` keeps only runs with that status (or those statuses); keyword filters compare config fields,
@@ -240,9 +273,9 @@ def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | No
         raise ValueError(f"unknown status {status!r}; choose from: {', '.join(STATUSES)}")
     out = []
     for r in latest(read_records(results_path(name, scale_name))):
-        if wanted and r["status"] not in wanted:
+        if wanted and r.status not in wanted:
             continue
-        if any(r["config"].get(k) != v for k, v in config.items()):
+        if any(getattr(r.config, k) != v for k, v in config.items()):
             continue
         out.append(r)
     return out

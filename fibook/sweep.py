@@ -18,6 +18,7 @@ order than one network at a time, so in fp32 its numbers differ and its runs are
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import re
 import signal
@@ -35,6 +36,7 @@ from fibook.checks import whole
 from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
 from fibook.forgetting.train import FUSABLE, RunResult, TrainConfig, train_population
 from fibook.provenance import provenance
+from fibook.results import Record
 from fibook.scales import get_scale
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -65,16 +67,14 @@ def check_device(device: str) -> str:
     return device
 
 
-def make_record(result: RunResult, experiment: str, scale: str, prov: dict) -> dict:
-    return {
-        "id": run_id(result.config), "experiment": experiment, "scale": scale, "status": result.status,
-        "config": result.config.to_dict(), "summary": result.summary, "history": result.history,
-        "layer_names": result.layer_names, "diverged_epoch": result.diverged_epoch,
-        "provenance": {**prov, "device": result.device, "wall_seconds": round(result.wall_seconds, 3)},
-    }
+def make_record(result: RunResult, experiment: str, scale: str, prov: dict) -> Record:
+    return Record(id=run_id(result.config), experiment=experiment, scale=scale, status=result.status,
+                  config=result.config, summary=result.summary, history=result.history,
+                  layer_names=result.layer_names, diverged_epoch=result.diverged_epoch,
+                  provenance={**prov, "device": result.device, "wall_seconds": round(result.wall_seconds, 3)})
 
 
-def train_group(configs: list[TrainConfig], experiment: str, scale: str, device: str) -> list[dict]:
+def train_group(configs: list[TrainConfig], experiment: str, scale: str, device: str) -> list[Record]:
     """Train one group of runs (one, or a fusable population) and return their records; never raises."""
     prov = provenance(device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu"))
     start = time.perf_counter()
@@ -86,10 +86,10 @@ def train_group(configs: list[TrainConfig], experiment: str, scale: str, device:
                               {**prov, "wall_seconds": round(wall, 3)})
 
 
-def failed_records(configs: list[TrainConfig], experiment: str, scale: str, error: str, prov: dict) -> list[dict]:
+def failed_records(configs: list[TrainConfig], experiment: str, scale: str, error: str, prov: dict) -> list[Record]:
     """``failed`` records for runs that raised (or whose worker died); a rerun of the sweep retries them."""
-    return [{"id": run_id(c), "experiment": experiment, "scale": scale, "status": "failed", "config": c.to_dict(),
-             "error": error, "provenance": prov} for c in configs]
+    return [Record(id=run_id(c), experiment=experiment, scale=scale, status="failed", config=c, error=error,
+                   provenance=prov) for c in configs]
 
 
 def group_runs(configs: list[TrainConfig], max_population: int) -> list[list[TrainConfig]]:
@@ -113,9 +113,9 @@ class Plan:
     experiment: str
     scale: str
     total: int
-    done: dict[str, dict]  # id -> latest record, ok or diverged
-    failed: dict[str, dict]
-    reusable: dict[str, dict]  # id -> a finished record of another experiment at this scale
+    done: dict[str, Record]  # id -> latest record, ok or diverged
+    failed: dict[str, Record]
+    reusable: dict[str, Record]  # id -> a finished record of another experiment at this scale
     pending: list[TrainConfig]
 
 
@@ -125,17 +125,17 @@ def plan(name: str, scale: str | None = None, fuse: bool = False) -> Plan:
     exp = get_experiment(name)
     scale_name = get_scale(scale).name
     configs = runs(exp.name, scale_name, fused=fuse)
-    records = {r["id"]: r for r in results.latest(results.read_records(results.results_path(name, scale_name)))}
+    records = {r.id: r for r in results.latest(results.read_records(results.results_path(name, scale_name)))}
     ids = [run_id(c) for c in configs]
-    done = {i: records[i] for i in ids if i in records and records[i]["status"] != "failed"}
-    failed = {i: records[i] for i in ids if i in records and records[i]["status"] == "failed"}
+    done = {i: records[i] for i in ids if i in records and records[i].status != "failed"}
+    failed = {i: records[i] for i in ids if i in records and records[i].status == "failed"}
     others: dict[str, dict] = {}
     for other in EXPERIMENTS:
         path = results.results_path(other, scale_name)
         if other != name and path.exists():
             for r in results.read_records(path):
-                if r["status"] != "failed":
-                    others[r["id"]] = r
+                if r.status != "failed":
+                    others[r.id] = r
     todo = [(i, c) for i, c in zip(ids, configs, strict=True) if i not in done]
     reusable = {i: others[i] for i, _ in todo if i in others}
     pending = [c for i, c in todo if i not in reusable]
@@ -226,7 +226,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     with results.writing(path):
         p = plan(exp.name, scale_name, fuse)
         for record in p.reusable.values():
-            results.append_record(path, {**record, "experiment": p.experiment})
+            results.append_record(path, dataclasses.replace(record, experiment=p.experiment))
             counts["reused"] += 1
         groups = group_runs(p.pending, max_population)
         from tqdm.auto import tqdm
@@ -236,7 +236,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
             for records in _execute(groups, p, device, workers, cluster, worker_timeout):
                 for record in records:
                     results.append_record(path, record)
-                    counts[record["status"]] += 1
+                    counts[record.status] += 1
                 bar.update(len(records))
         except KeyboardInterrupt:
             raise SweepInterrupted(sum(counts.values()), path) from None
@@ -250,13 +250,13 @@ def status(name: str, scale: str | None = None, workers: int = 1, fuse: bool = F
     ``workers`` parallel workers, estimated from the median wall time of the finished runs."""
     p = plan(name, scale, fuse)
     finished = list(p.done.values())
-    walls = [r["provenance"]["wall_seconds"] for r in finished if "provenance" in r]
+    walls = [r.provenance["wall_seconds"] for r in finished if "wall_seconds" in r.provenance]
     remaining = len(p.pending) + len(p.reusable)
     eta = statistics.median(walls) * len(p.pending) / workers if walls else None
     return {
         "experiment": p.experiment, "scale": p.scale, "total": p.total,
-        "ok": sum(r["status"] == "ok" for r in finished),
-        "diverged": sum(r["status"] == "diverged" for r in finished),
+        "ok": sum(r.status == "ok" for r in finished),
+        "diverged": sum(r.status == "diverged" for r in finished),
         "failed": len(p.failed), "remaining": remaining, "reusable": len(p.reusable),
         "eta_seconds": eta, "path": str(results.results_path(p.experiment, p.scale)),
     }

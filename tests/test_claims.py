@@ -16,9 +16,7 @@ def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp
     finals = (0.9, 0.9 - (spread_pp if final_spread_pp is None else final_spread_pp) / 100)
     records = []
     for s, a, fa in zip(sigmas, accs, finals, strict=True):
-        r = rec(s, 0, a, 1, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa)
-        r["config"].update(config)
-        records.append(r)
+        records.append(rec(s, 0, a, 1, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa, **config))
     (a,) = analysis.arms(records, show=("lr", "weight_decay"))
     return a
 
@@ -142,9 +140,7 @@ def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
 
 
 def depth_arm(arch, interpolated_last):
-    records = [rec(s, 0, 0.9, 1 if (s < 2 or interpolated_last) else None, 10.0 * s) for s in (1.0, 2.0)]
-    for r in records:
-        r["config"]["arch"] = arch
+    records = [rec(s, 0, 0.9, 1 if (s < 2 or interpolated_last) else None, 10.0 * s, arch=arch) for s in (1.0, 2.0)]
     (a,) = analysis.arms(records, show=("arch",))
     return a
 

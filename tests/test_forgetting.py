@@ -1,12 +1,16 @@
 """Part I analysis on synthetic records with known answers."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from synthetic import rec
 
+from fibook import results
 from fibook.forgetting import analysis
+from fibook.forgetting.experiments import run_id, runs
+from fibook.forgetting.train import TrainConfig
 
 
 def test_seed_means_spread_and_interpolation():
@@ -74,10 +78,10 @@ def test_momentum_sgd_is_timed_with_its_effective_step():
     key, value = arm.clock()
     assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
     assert "effective" in analysis.summary_rows([arm])[0]["clock"]
-    assert analysis.effective_lr(records[0]["config"]) == pytest.approx(0.01 / (1 - 0.9))
-    with_option = {**records[0]["config"], "options": {"momentum": 0.5}}
+    assert analysis.effective_lr(records[0].config) == pytest.approx(0.01 / (1 - 0.9))
+    with_option = dataclasses.replace(records[0].config, options={"momentum": 0.5})
     assert analysis.effective_lr(with_option) == pytest.approx(0.02)
-    assert analysis.effective_lr({**records[0]["config"], "optimizer": "adam"}) == 0.01  # no heavy ball
+    assert analysis.effective_lr(dataclasses.replace(records[0].config, optimizer="adam")) == 0.01  # no heavy ball
 
 
 def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
@@ -85,32 +89,34 @@ def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
     with pytest.raises(ValueError, match="unknown optimizer 'lion'; choose one of: sgd"):
         analysis.forgetting_clock(record)
     with pytest.raises(ValueError, match="unknown optimizer 'lion'"):
-        analysis.arm_label(record["config"])
+        analysis.arm_label(record.config)
+
+
+def stored(config, experiment):
+    """A finished record of grid run ``config`` as experiment ``experiment`` writes it."""
+    return dataclasses.replace(rec(config.sigma_w, config.seed, 0.5, 1, 1.0), config=config, id=run_id(config),
+                               experiment=experiment)
 
 
 def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
-    from fibook import results
-    from fibook.forgetting.experiments import run_id, runs
 
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     configs = runs("batch_size", "smoke")  # 2 batch sizes x 2 sigma_w
     path = results.results_path("batch_size", "smoke")
     for c in configs[:3]:  # the second batch size misses one sigma_w
-        r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
-        r["config"] = c.to_dict()
-        results.append_record(path, {**r, "id": run_id(c), "experiment": "batch_size", "scale": "smoke"})
+        results.append_record(path, stored(c, "batch_size"))
     finished = analysis.finished_arms("batch_size", "smoke", show=("batch_size",))
     done = finished.arms
-    assert [a.config["batch_size"] for a in done] == [configs[0].batch_size]
+    assert [a.config.batch_size for a in done] == [configs[0].batch_size]
     assert finished.line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
     assert done[0].label == f"SGD (b = {configs[0].batch_size})"
 
 
 def test_setting_names_where_a_number_was_measured():
-    c = {"dataset": "fashion_mnist", "arch": "resnet20", "width": 16, "epochs": 40, "batch_size": 64, "lr": 0.01}
+    c = TrainConfig(dataset="fashion_mnist", arch="resnet20", width=16, epochs=40, batch_size=64, lr=0.01)
     assert analysis.setting(c, "book") == "book: fashion_mnist, ResNet-20 w16, 40 epochs"
     assert analysis.setting(c, "gpu", show=("batch_size", "lr")) == "gpu: fashion_mnist, b = 64, η = 0.01"
-    assert analysis.arm_label({**c, "optimizer": "sgd", "weight_decay": 0.1}, show=("optimizer", "arch")) == (
+    assert analysis.arm_label(dataclasses.replace(c, weight_decay=0.1), show=("optimizer", "arch")) == (
         "SGD + L2 (ResNet-20 w16)")
     with pytest.raises(ValueError, match="allowed: optimizer, lr"):
         analysis.setting(c, "book", show=("depth",))
@@ -128,20 +134,14 @@ def test_seed_spreads_and_per_sigma_seed_std():
 
 
 def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
-    from fibook import results
-    from fibook.forgetting.experiments import run_id, runs
 
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
     configs = runs("seed_noise", "smoke")  # 2 sigma_w x 2 seeds
     path = results.results_path("seed_noise", "smoke")
     for c in configs[:3]:
-        r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
-        r["config"] = c.to_dict()
-        results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
+        results.append_record(path, stored(c, "seed_noise"))
     assert analysis.finished_arms("seed_noise", "smoke", show=()).arms == []
     c = configs[3]
-    r = rec(c.sigma_w, c.seed, 0.5, 1, 1.0)
-    r["config"] = c.to_dict()
-    results.append_record(path, {**r, "id": run_id(c), "experiment": "seed_noise", "scale": "smoke"})
+    results.append_record(path, stored(c, "seed_noise"))
     (arm,) = analysis.finished_arms("seed_noise", "smoke", show=()).arms
     assert sorted(analysis.seed_spreads(arm)) == [0, 1]

@@ -1,5 +1,6 @@
 """The sweep engine: results store, resumption after SIGKILL, divergence and failure, Dask workers, CLI."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -8,6 +9,7 @@ import sys
 import time
 
 import pytest
+from synthetic import rec
 
 from fibook import results, sweep
 from fibook.__main__ import main
@@ -28,19 +30,25 @@ def store(tmp_path, monkeypatch):
 
 def record(i, status="ok", experiment="x", **config):
     """A valid record of run ``i`` (sigma_w = 0.1 (i + 1)) of ``experiment`` at the smoke scale."""
-    c = TrainConfig(sigma_w=0.1 * (i + 1), **config)
-    r = {"id": run_id(c), "experiment": experiment, "scale": "smoke", "status": status, "config": c.to_dict(),
-         "provenance": {}}
+    r = rec(0.1 * (i + 1), 0, 0.5, 1, 1.0, status=status, experiment=experiment, **config)
     if status == "failed":
-        return r | {"error": "Traceback ...\nRuntimeError: boom\n"}
-    return r | {"summary": {"selected_test_acc": 0.5}, "history": {}, "layer_names": [], "diverged_epoch": None}
+        return dataclasses.replace(r, summary=None, history=None, layer_names=None,
+                                   error="Traceback ...\nRuntimeError: boom\n")
+    return r
+
+
+def append_line(path, obj):
+    """Append one JSON object as a line, bypassing the store's checks (for lines the store must refuse)."""
+    with open(path, "a") as f:
+        f.write(json.dumps(obj) + "\n")
 
 
 def test_store_reads_back_and_names_a_broken_line(store):
     path = store / "x" / "smoke.jsonl"
     for i in range(3):
         results.append_record(path, record(i))
-    assert [r["id"] for r in results.read_records(path)] == [record(i)["id"] for i in range(3)]
+    assert [r.id for r in results.read_records(path)] == [record(i).id for i in range(3)]
+    assert results.read_records(path)[1] == record(1)  # a record reads back as it was written
     with open(path, "ab") as f:
         f.write(b'{"id": "run3", "stat')  # a line cut short
     with pytest.raises(results.CorruptResultsError, match=r"smoke.jsonl, line 4: .*cut short.*fibook repair x"):
@@ -67,9 +75,9 @@ def test_load_keeps_the_latest_record_per_id_and_filters(store):
     results.append_record(path, record(0, status="failed", experiment="optimizers", optimizer="adam"))
     results.append_record(path, record(0, experiment="optimizers", optimizer="adam"))
     results.append_record(path, record(1, status="diverged", experiment="optimizers", optimizer="sgd"))
-    assert [r["status"] for r in results.load("optimizers", "smoke")] == ["ok", "diverged"]
-    assert [r["config"]["sigma_w"] for r in results.load("optimizers", "smoke", optimizer="sgd")] == [0.2]
-    assert results.load("optimizers", "smoke", status="ok")[0]["config"]["optimizer"] == "adam"
+    assert [r.status for r in results.load("optimizers", "smoke")] == ["ok", "diverged"]
+    assert [r.config.sigma_w for r in results.load("optimizers", "smoke", optimizer="sgd")] == [0.2]
+    assert results.load("optimizers", "smoke", status="ok")[0].config.optimizer == "adam"
     with pytest.raises(ValueError, match="unknown status 'done'"):
         results.load("optimizers", "smoke", status="done")
 
@@ -119,8 +127,8 @@ def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkey
     monkeypatch.setitem(experiments.EXPERIMENTS, "toy", toy)
     counts = sweep.run_sweep("toy", "smoke", progress=False)
     assert counts["ok"] == 1 and counts["diverged"] == 1
-    by_lr = {r["config"]["lr"]: r for r in results.load("toy", "smoke")}
-    assert by_lr[10.0]["status"] == "diverged" and by_lr[10.0]["diverged_epoch"] == 1
+    by_lr = {r.config.lr: r for r in results.load("toy", "smoke")}
+    assert by_lr[10.0].status == "diverged" and by_lr[10.0].diverged_epoch == 1
 
     real = sweep.train_population
 
@@ -133,12 +141,12 @@ def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkey
     counts = sweep.run_sweep("sgd_remembers", "smoke", progress=False)
     assert counts == {"ok": 1, "diverged": 0, "failed": 1, "reused": 0}
     failed = results.load("sgd_remembers", "smoke", status="failed")
-    assert len(failed) == 1 and "simulated crash" in failed[0]["error"]
+    assert len(failed) == 1 and "simulated crash" in failed[0].error
     assert sweep.status("sgd_remembers", "smoke")["failed"] == 1
     monkeypatch.setattr(sweep, "train_population", real)
     assert sweep.run_sweep("sgd_remembers", "smoke", progress=False)["ok"] == 1  # the failed run is retried
     final = results.load("sgd_remembers", "smoke")
-    assert sorted(r["status"] for r in final) == ["ok", "ok"]
+    assert sorted(r.status for r in final) == ["ok", "ok"]
     # a finished run of another experiment with the same config is copied, not retrained
     assert sweep.run_sweep("optimizers", "smoke", progress=False, workers=1)["reused"] == 2
 
@@ -158,7 +166,7 @@ def test_sigkill_mid_sweep_then_rerun_records_every_run_exactly_once(store):
     killed_at = len(results.read_records(path))  # whole lines only: no repair needed
     assert 3 <= killed_at < 12
     subprocess.run(cmd, env=env, check=True, timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    ids = [r["id"] for r in results.read_records(path)]
+    ids = [r.id for r in results.read_records(path)]
     assert sorted(ids) == sorted(run_id(c) for c in runs("optimizers", "smoke"))  # each exactly once
 
 
@@ -167,7 +175,7 @@ def test_two_worker_dask_local_cluster(store):
     counts = sweep.run_sweep("sgd_remembers", "smoke", workers=2, progress=False)
     assert counts["ok"] == 2
     records = results.load("sgd_remembers", "smoke")
-    prov = records[0]["provenance"]
+    prov = records[0].provenance
     assert {"git_commit", "torch", "device_name", "wall_seconds", "date"} <= set(prov)
     line = results.results_path("sgd_remembers", "smoke").read_text().splitlines()[0]
     required = {"dataset", "arch", "width", "sigma_w", "optimizer", "lr", "weight_decay", "batch_size", "epochs",
@@ -225,12 +233,13 @@ def _no_training(monkeypatch):
     (lambda r: r | {"config": {**r["config"], "epochs": 1.5}}, "config is not a valid training config: epochs"),
     (lambda r: r | {"config": {**r["config"], "optimiser": "sgd"}}, "config is not a valid training config"),
     (lambda r: r | {"summary": [1]}, r"wrong type: summary \(must be dict\)"),
+    (lambda r: r | {"summary": {**r["summary"], "spread": 1.0}}, "summary is not a run summary"),
 ])
 def test_every_record_is_checked_on_read_with_its_file_and_line(store, broken, message):
     """(2) A hand-appended or foreign line must not count as a finished run."""
     path = store / "x" / "smoke.jsonl"
     results.append_record(path, record(0))
-    results.append_record(path, broken(record(0)))
+    append_line(path, broken(record(0).to_json()))
     with pytest.raises(results.InvalidRecordError, match=f"smoke.jsonl, line 2: not a valid results record: "
                                                          f"{message}"):
         results.read_records(path)

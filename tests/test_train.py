@@ -36,12 +36,12 @@ def test_same_config_same_numbers_and_every_quantity_recorded():
     assert len(a.layer_names) == 9 and all(len(row) == 9 for row in h["layer_norms"])  # 8 convs + head
     steps = e * (a.config.n_train // a.config.batch_size)
     assert h["steps"][-1] == steps
-    assert a.summary["clocks"] == pytest.approx(metrics.forgetting_clocks([0.05] * steps, 128, 0.0))
-    assert a.summary["selected_epoch"] == metrics.selected_epoch(h["val_loss"])
+    assert a.summary.clocks == pytest.approx(metrics.forgetting_clocks([0.05] * steps, 128, 0.0))
+    assert a.summary.selected_epoch == metrics.selected_epoch(h["val_loss"])
     c = train(smoke_config(seed=1))
     assert c.history["train_loss"] != a.history["train_loss"]
     planned_steps, planned = experiments.planned_clocks(a.config)  # what the question chapter tabulates
-    assert planned_steps == a.summary["steps"] and planned == a.summary["clocks"]
+    assert planned_steps == a.summary.steps and planned == a.summary.clocks
 
 
 def test_planned_clocks_follow_the_schedule_and_the_whole_split():
@@ -71,10 +71,10 @@ def test_divergence_is_recorded_not_raised():
     result = train(smoke_config(sigma_w=50.0, lr=10.0))
     assert result.status == "diverged" and result.diverged_epoch == 1
     assert result.history["epoch"] == [0]
-    assert result.summary["selected_epoch"] is None
+    assert result.summary.selected_epoch is None
     steps = result.config.n_train // result.config.batch_size  # the one epoch it diverged in was taken
-    assert result.summary["steps"] == steps and result.history["steps"] == [0]
-    assert result.summary["clocks"] == pytest.approx(metrics.forgetting_clocks([10.0] * steps, 128, 0.0))
+    assert result.summary.steps == steps and result.history["steps"] == [0]
+    assert result.summary.clocks == pytest.approx(metrics.forgetting_clocks([10.0] * steps, 128, 0.0))
 
 
 @needs_fmnist

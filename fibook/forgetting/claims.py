@@ -57,7 +57,7 @@ NOISE_MULTIPLE = 3.0
 def arm_key(arm: Arm) -> str:
     """``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``, or ``sgd+L2`` for SGD with weight decay."""
     c = arm.config
-    return c["optimizer"] + ("+L2" if c["optimizer"] == "sgd" and c.get("weight_decay") else "")
+    return c.optimizer + ("+L2" if c.optimizer == "sgd" and c.weight_decay else "")
 
 
 def interpolating(arm: Arm) -> str:
@@ -107,7 +107,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str) -> list[Claim]:
                             "n/a (not in the paper)"))
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
-        radial = ", ".join(f"{get_optimizer(a.config['optimizer']).label} {a.radial_memory:.2f}" for a in adaptive)
+        radial = ", ".join(f"{get_optimizer(a.config.optimizer).label} {a.radial_memory:.2f}" for a in adaptive)
         claims.append(Claim("adaptive methods drive the weights to a common norm", "qualitative (secondary)",
                             f"R: {radial}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive)))
     return claims
@@ -164,22 +164,22 @@ def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Seq
     def where(f: Finished, show):
         return setting(f.arms[0].config, scale, show=show)
 
-    long_arms = sorted(long.arms, key=lambda a: a.config["epochs"])
-    batch_arms = sorted(batch.arms, key=lambda a: a.config["batch_size"])
-    cells = {(a.config["lr"], a.config["weight_decay"]): a for a in l2.arms}
+    long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
+    batch_arms = sorted(batch.arms, key=lambda a: a.config.batch_size)
+    cells = {(a.config.lr, a.config.weight_decay): a for a in l2.arms}
     lo, hi, strongest = min(lrs), max(lrs), max(wds)
     base, lr_only, both = cells.get((lo, 0.0)), cells.get((hi, 0.0)), cells.get((hi, strongest))
     full = {lr: r for lr, r in ((lr, [cells.get((lr, w)) for w in wds]) for lr in lrs) if all(r)}
 
     def longer():
         short, longest = long_arms[0], long_arms[-1]
-        return (f"{short.config['epochs']} → {longest.config['epochs']} epochs: selected {short.spread_pp:.1f} → "
+        return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {short.spread_pp:.1f} → "
                 f"{longest.spread_pp:.1f} pp, last epoch {short.final_spread_pp:.1f} → "
                 f"{longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → {longest.radial_memory:.2f} "
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest)
 
     def large_rate_l2():
-        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.records[0]['summary']['clocks']['T_L2']:.3g}; "
+        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.records[0].summary.clocks['T_L2']:.3g}; "
                 f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp "
                 f"({where(l2, ('arch', 'epochs'))})"), l2_erases(base, both)
 
@@ -196,8 +196,8 @@ def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Seq
                 f"({where(l2, ('arch', 'epochs'))})"), l2_not_lr(base, lr_only, both)
 
     def batches():
-        rho = rank_correlation([a.config["batch_size"] for a in batch_arms], [a.spread_pp for a in batch_arms])
-        return (", ".join(f"b = {a.config['batch_size']}: {a.spread_pp:.1f} pp" for a in batch_arms)
+        rho = rank_correlation([a.config.batch_size for a in batch_arms], [a.spread_pp for a in batch_arms])
+        return (", ".join(f"b = {a.config.batch_size}: {a.spread_pp:.1f} pp" for a in batch_arms)
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} "
                   f"({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho)
 
@@ -295,12 +295,12 @@ def deep_nets_fail(deep: Sequence[Arm]) -> str:
 def depth_claims(depth: Finished, scale: str) -> list[Claim]:
     """The ``depth`` chapter's row: deeper ResNets failing to interpolate at large sigma_w
     (:func:`deep_nets_fail`), arms listed from the shallowest."""
-    arms = sorted(depth.arms, key=lambda a: int(a.config["arch"].removeprefix("resnet")))
-    deep = [a for a in arms if a.config["arch"] != "resnet9"]
+    arms = sorted(depth.arms, key=lambda a: int(a.config.arch.removeprefix("resnet")))
+    deep = [a for a in arms if a.config.arch != "resnet9"]
     claim, paper = "deep ResNets at large σ_w fail to interpolate", "ResNet-56/110 (secondary)"
     if not deep:
         return [Claim(claim, paper, f"not finished ({depth.progress})", "not tested yet")]
-    ours = "; ".join(f"{a.config['arch']}: interpolates at {sum(a.interpolated)} of {len(a.sigmas)} σ_w"
+    ours = "; ".join(f"{a.config.arch}: interpolates at {sum(a.interpolated)} of {len(a.sigmas)} σ_w"
                      for a in arms)
     return [Claim(claim, paper, f"{ours} ({setting(arms[0].config, scale, show=('epochs', 'lr'))})",
                   deep_nets_fail(deep))]

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fibook.forgetting.analysis import Arm, norm_ratio_curves
+from fibook.results import Record
 
 
 def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True) -> None:
@@ -40,15 +41,15 @@ def norm_trajectories(arm: Arm, ax) -> None:
     ax.legend(fontsize=7)
 
 
-def learning_curves(record: dict, ax) -> None:
+def learning_curves(record: Record, ax) -> None:
     """Train / validation / test accuracy of one run over epochs, with the selected epoch and tau_interp marked."""
-    h, s = record["history"], record["summary"]
+    h, s = record.history, record.summary
     for key, label in (("train_acc", "train (eval mode)"), ("val_acc", "validation"), ("test_acc", "test")):
         ax.plot(h["epoch"], 100 * np.asarray(h[key]), label=label)
-    if s["selected_epoch"] is not None:
-        ax.axvline(s["selected_epoch"], color="k", ls=":", lw=1, label=f"selected epoch {s['selected_epoch']}")
-    if s["tau_interp"] is not None:
-        ax.axvline(s["tau_interp"], color="r", ls="--", lw=1, label=f"τ_interp = {s['tau_interp']}")
+    if s.selected_epoch is not None:
+        ax.axvline(s.selected_epoch, color="k", ls=":", lw=1, label=f"selected epoch {s.selected_epoch}")
+    if s.tau_interp is not None:
+        ax.axvline(s.tau_interp, color="r", ls="--", lw=1, label=f"τ_interp = {s.tau_interp}")
     ax.axhline(99.5, color="gray", lw=0.5)
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy (%)")

@@ -102,6 +102,31 @@ class TrainConfig:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What a run's history comes to (accuracies are fractions, the repair gap in percentage points):
+    ``selected_epoch``, the epoch of lowest validation cross-entropy (None if the run diverged before any), with
+    its ``selected_test_acc`` and ``selected_val_acc``; ``final_train_acc`` and ``final_test_acc`` at the last
+    recorded epoch; ``tau_interp``, the first epoch with train accuracy >= 99.5 % (or None); ``repair_gap``;
+    ``init_weight_norm`` and ``final_weight_norm``; ``clocks`` {T_SGD, T_L2, T_adapt} and ``steps`` over the
+    optimizer steps taken."""
+
+    selected_epoch: int | None
+    selected_test_acc: float | None
+    selected_val_acc: float | None
+    final_train_acc: float
+    final_test_acc: float
+    tau_interp: int | None
+    repair_gap: float | None
+    init_weight_norm: float
+    final_weight_norm: float
+    clocks: dict[str, float]
+    steps: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass
 class RunResult:
     """One finished run: its config, status (``ok`` or ``diverged``), per-epoch history and summary."""
@@ -110,7 +135,7 @@ class RunResult:
     status: str
     history: dict[str, list]
     layer_names: list[str]
-    summary: dict[str, object]
+    summary: Summary
     wall_seconds: float
     device: str
     diverged_epoch: int | None = None
@@ -177,26 +202,25 @@ def recalibrated_copy(net, k: int, batches: Batches, bf16: bool):
     return twin
 
 
-def summarize(history: dict[str, list], steps: int, clocks: dict[str, float]) -> dict[str, object]:
-    """The run's summary from its history: the validation-selected epoch and its test accuracy, tau_interp,
-    the repair gap (pp), initial and final total weight norm, and ``steps``/``clocks``, the optimizer steps taken
-    and the clocks over them (for a diverged run these include the epoch it diverged in, which has no history
-    entry; the clocks of a recorded epoch are in the history)."""
+def summarize(history: dict[str, list], steps: int, clocks: dict[str, float]) -> Summary:
+    """The run's :class:`Summary` from its history; ``steps``/``clocks`` are the optimizer steps taken and the
+    clocks over them (for a diverged run these include the epoch it diverged in, which has no history entry; the
+    clocks of a recorded epoch are in the history)."""
     sel = metrics.selected_epoch(history["val_loss"])
     tau = metrics.interpolation_epoch(history["train_acc"])
-    return {
-        "selected_epoch": sel,
-        "selected_test_acc": None if sel is None else history["test_acc"][sel],
-        "selected_val_acc": None if sel is None else history["val_acc"][sel],
-        "final_train_acc": history["train_acc"][-1],
-        "final_test_acc": history["test_acc"][-1],
-        "tau_interp": tau,
-        "repair_gap": metrics.repair_gap(history["val_acc"], tau),
-        "init_weight_norm": history["weight_norm"][0],
-        "final_weight_norm": history["weight_norm"][-1],
-        "clocks": clocks,
-        "steps": steps,
-    }
+    return Summary(
+        selected_epoch=sel,
+        selected_test_acc=None if sel is None else history["test_acc"][sel],
+        selected_val_acc=None if sel is None else history["val_acc"][sel],
+        final_train_acc=history["train_acc"][-1],
+        final_test_acc=history["test_acc"][-1],
+        tau_interp=tau,
+        repair_gap=metrics.repair_gap(history["val_acc"], tau),
+        init_weight_norm=history["weight_norm"][0],
+        final_weight_norm=history["weight_norm"][-1],
+        clocks=clocks,
+        steps=steps,
+    )
 
 
 FUSABLE = ("sigma_w", "seed")
