@@ -1,0 +1,167 @@
+"""Part III's verdicts: every row of the layer-wise chapters' "claim | paper | ours | agrees?" tables, computed here.
+
+A chapter cell that decides a verdict is one call of a function of this module; the rule behind each verdict and
+its thresholds are named constants, stated in the docstring and in the chapter text before the figure, and
+tested just above and just below each threshold. ``paper`` says what Pang et al. (2026) report (or that they do
+not), ``ours`` the number measured on the chapter's page with the setting it was measured in.
+
+Chapters "Two steps, exactly" (:func:`two_steps_claims`), "Unequal first, equal next" (:func:`unequal_equal_claims`)
+and "A balancing scheduler" (:func:`scheduler_claims`):
+
+=================================  ==========================================================================
+``STEP1_SLOPE = -1.0``             the surrogate's step-1 error is O(1/h) when the fitted slope of log|gap|
+``STEP1_TOL = 0.2``                on log h is within 0.2 of −1
+``STEP2_SLOPE = -0.5``             its step-2 error is O(1/√h) when the slope is within 0.25 of −½, and
+``STEP2_TOL = 0.25``               qualitatively so when the slope is merely negative
+``SAME_TOL = 1e-9``                two schedules end the "same" when their final mean test losses differ by at
+                                   most 1e-9
+``NOISE_SE = 2.0``                 otherwise one is better when it ends lower by more than two standard errors
+                                   of the difference; else they are "within noise"
+=================================  ==========================================================================
+
+Along a split grid of a budget (odd length, midpoint ``eta1 = S/2`` in the middle) the equal split is a local
+minimum when its loss is below both neighbours', a local maximum when above both (:func:`midpoint_kind`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from fibook.layerwise.closed_forms import best_splits
+from fibook.layerwise.scheduler import ScheduleRun
+from fibook.notebook import Claim
+from fibook.scales import Scale
+
+STEP1_SLOPE = -1.0
+STEP1_TOL = 0.2
+STEP2_SLOPE = -0.5
+STEP2_TOL = 0.25
+SAME_TOL = 1e-9
+NOISE_SE = 2.0
+
+
+def first_step_rate(slope: float) -> str:
+    """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): ``yes`` when the fitted slope of
+    log|GD − surrogate| on log h satisfies ``|slope − STEP1_SLOPE| < STEP1_TOL``, else ``no``."""
+    return "yes" if abs(slope - STEP1_SLOPE) < STEP1_TOL else "no"
+
+
+def second_step_rate(slope: float) -> str:
+    """The surrogate error at step 2 is O(1/√h): ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``,
+    ``qualitatively`` when the slope is at least negative (the gap shrinks with width), else ``no``."""
+    if abs(slope - STEP2_SLOPE) < STEP2_TOL:
+        return "yes"
+    return "qualitatively" if slope < 0 else "no"
+
+
+def two_steps_claims(scale: Scale, *, z_max: float, slopes: Mapping[int, float],
+                     fit_widths: Sequence[int]) -> list[Claim]:
+    """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (largest |z| ``z_max``, reported),
+    A against B (exact in the orthogonal setting, the chapter's table), and the width rates of the surrogate error
+    at steps 1 and 2 (``slopes``, fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
+    sizes = scale.layerwise
+    return [
+        Claim("closed-form test loss after 1 and 2 steps (surrogate)", "formulas, no number",
+              f"MC max |z| = {z_max:.2f}, h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", "yes"),
+        Claim("A dominates B by √h", "√h (norm orders)", "‖A‖_F/‖B‖_F = √h "
+              "exactly in the orthogonal setting (table above)", "yes"),
+        Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
+              f"slope {slopes[1]:.2f}, h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
+              first_step_rate(slopes[1])),
+        Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2]:.2f} (same runs)",
+              second_step_rate(slopes[2])),
+    ]
+
+
+def midpoint_kind(curve: np.ndarray) -> str:
+    """``min`` when the loss at the middle point of a split grid (index ``len // 2``, the equal split
+    ``eta1 = S/2`` of an odd grid) is below both neighbours', ``max`` when above both, else ``neither``."""
+    curve = np.asarray(curve, dtype=float)
+    if curve.ndim != 1 or len(curve) < 3 or len(curve) % 2 == 0:
+        raise ValueError(f"a split curve is 1-d with an odd number (>= 3) of points, got shape {curve.shape}")
+    m = len(curve) // 2
+    if curve[m] < min(curve[m - 1], curve[m + 1]):
+        return "min"
+    return "max" if curve[m] > max(curve[m - 1], curve[m + 1]) else "neither"
+
+
+def unequal_then_equal(losses: Iterable[np.ndarray]) -> bool:
+    """The paper's central finding on literal GD: True when, in every run (``losses``, one (points, steps + 1)
+    array of test losses at steps 0, 1, 2, ... per budget), the equal split is a local maximum at step 1 and a
+    local minimum at step 2 (:func:`midpoint_kind`)."""
+    return all(midpoint_kind(np.asarray(loss)[:, 1]) == "max" and midpoint_kind(np.asarray(loss)[:, 2]) == "min"
+               for loss in losses)
+
+
+def all_equal_best(eta1: np.ndarray, loss: np.ndarray, budget: float, depth: int) -> bool:
+    """True when the best split of a deep net's curve (:func:`fibook.layerwise.closed_forms.best_splits`; the
+    first layer gets ``eta1``, the other ``depth − 2`` layers share the rest) is one grid point, the one nearest
+    to the all-equal rate ``eta1 = S / (depth − 1)``."""
+    eta1 = np.asarray(eta1, dtype=float)
+    nearest = eta1[np.argmin(np.abs(eta1 - budget / (depth - 1)))]
+    return best_splits(eta1, loss, budget) == (float(nearest / budget),)
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
+                         gaussian: Mapping[float, np.ndarray],
+                         deep: Mapping[int, tuple[np.ndarray, np.ndarray, float]],
+                         window: np.ndarray) -> list[Claim]:
+    """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
+    run, the split grid and its (points, steps + 1) losses; :func:`unequal_then_equal`), the width window of the
+    closed form at h = 1000 (``window``: the per-layer rates where equal rates are a step-2 minimum; not stated by
+    the paper), the Gaussian setting (``gaussian``: step-2 curve per budget S / h^1.5; ours only) and the deep nets
+    (``deep``: per depth, split grid, step-2 losses and budget; :func:`all_equal_best`)."""
+    H, h = scale.layerwise.width, scale.layerwise.sim_width
+    shapes = _yes(unequal_then_equal(loss for _, loss in literal.values()))
+    gauss = ", ".join(f"{midpoint_kind(curve)} at S = {kappa:g}h^1.5" for kappa, curve in gaussian.items())
+    return [
+        Claim("step 1: unequal rates are optimal (equal = max)", "qualitative (figures)",
+              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", shapes),
+        Claim("step 2: equal rates are optimal (local min)", "qualitative (figures)",
+              f"closed forms at h = {H}; literal GD at h = {h}", shapes),
+        Claim("width window of the step-2 optimum (depth 2)", "scalings, no number",
+              f"{window.min():.0f} ≤ η ≤ {window.max():.3g} at h = 1000 (closed form)", "not stated by the paper"),
+        Claim("Gaussian setting, large budget", "not discussed", f"step-2 midpoint: {gauss} (h = {h})",
+              "our own observation"),
+        Claim("4- and 8-layer nets: all-equal optimal at step 2", "qualitative (figures)",
+              f"literal GD, h = {h}, one network",
+              _yes(all(all_equal_best(e1, loss, budget, depth) for depth, (e1, loss, budget) in deep.items()))),
+    ]
+
+
+def compare_schedules(rub: ScheduleRun, uniform: ScheduleRun) -> str:
+    """The final mean test losses, ``diff = rub − uniform`` with standard error ``se = hypot(se_rub, se_uniform)``:
+    ``same`` when ``|diff| <= SAME_TOL``, ``RUB better`` when ``diff < −NOISE_SE se``, ``uniform better`` when
+    ``diff > NOISE_SE se``, else ``within noise``."""
+    diff = rub.mean[-1] - uniform.mean[-1]
+    se = np.hypot(rub.sem[-1], uniform.sem[-1])
+    if abs(diff) <= SAME_TOL:
+        return "same"
+    if diff < -NOISE_SE * se:
+        return "RUB better"
+    return "uniform better" if diff > NOISE_SE * se else "within noise"
+
+
+def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]], *, h: int) -> list[Claim]:
+    """The ``scheduler`` chapter's rows: in how many settings RUB ends better or worse than uniform
+    (``runs``: per setting, the ``uniform`` and ``rub`` runs at width ``h``; :func:`compare_schedules`; the paper
+    has no number or algorithm, so the verdict points to the table), and equal rates at step 2 (RUB's
+    construction)."""
+    verdicts = [compare_schedules(r["rub"], r["uniform"]) for r in runs.values()]
+    steps = {len(run.mean) - 1 for r in runs.values() for run in r.values()}
+    if len(steps) != 1:
+        raise ValueError(f"every run must have the same number of steps, got {sorted(steps)}")
+    return [
+        Claim("balancing rates across layers reduces test loss", "no public number or algorithm",
+              f"RUB better in {verdicts.count('RUB better')} of {len(verdicts)} settings, worse in "
+              f"{verdicts.count('uniform better')} (h = {h}, {steps.pop()} steps, '{scale.name}')",
+              "mixed: see the table"),
+        Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
+              "RUB starts at equal rates there and stays equal in depth 2", "consistent by construction"),
+    ]

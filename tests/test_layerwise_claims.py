@@ -1,0 +1,125 @@
+"""Part III's verdicts on synthetic slopes, curves and runs with known answers, just above and just below each
+threshold."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fibook.layerwise import claims
+from fibook.layerwise.scheduler import ScheduleRun
+from fibook.scales import get_scale
+
+EPS = 1e-6  # a nudge well above rounding and well below any printed digit
+
+
+def small_scale():
+    """A scale named 'x': closed forms at h = 500, literal GD at h = 24, Monte Carlo at h = 8 and 12."""
+    s = get_scale("smoke")
+    return replace(s, name="x", layerwise=replace(s.layerwise, width=500, sim_width=24, mc_widths=(8, 12),
+                                                  mc_draws=300))
+
+
+def test_step_one_needs_a_slope_within_a_fifth_of_minus_one():
+    assert claims.first_step_rate(-1.2 + EPS) == "yes" and claims.first_step_rate(-0.8 - EPS) == "yes"
+    assert claims.first_step_rate(-1.2 - EPS) == "no" and claims.first_step_rate(-0.8 + EPS) == "no"
+
+
+def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_at_least_a_negative_one():
+    assert claims.second_step_rate(-0.75 + EPS) == "yes" and claims.second_step_rate(-0.25 - EPS) == "yes"
+    assert claims.second_step_rate(-0.75 - EPS) == "qualitatively"
+    assert claims.second_step_rate(-0.25 + EPS) == "qualitatively"
+    assert claims.second_step_rate(-EPS) == "qualitatively"
+    assert claims.second_step_rate(EPS) == "no" and claims.second_step_rate(0.0) == "no"
+
+
+def test_two_steps_rows_read_both_slopes_and_the_fitted_widths():
+    rows = claims.two_steps_claims(small_scale(), z_max=1.234, slopes={1: -0.5, 2: -0.1},
+                                   fit_widths=np.array([256.0, 512.0]))
+    assert rows[0].ours == "MC max |z| = 1.23, h ∈ (8, 12), 300 draws ('x')"
+    assert rows[2].ours == "slope -0.50, h ∈ (256, 512) ('x')"
+    assert rows[3].ours == "slope -0.10 (same runs)"
+    assert [r.agrees for r in rows] == ["yes", "yes", "no", "qualitatively"]
+
+
+def test_the_midpoint_is_a_min_or_a_max_only_against_both_neighbours():
+    assert claims.midpoint_kind([3.0, 2.0, 2.0 - EPS, 2.0, 3.0]) == "min"
+    assert claims.midpoint_kind([3.0, 2.0, 2.0 + EPS, 2.5, 3.0]) == "neither"
+    assert claims.midpoint_kind([0.0, 1.0, 1.0 + EPS, 1.0, 0.0]) == "max"
+    assert claims.midpoint_kind([0.0, 1.0, 1.0 - EPS, 0.5, 0.0]) == "neither"
+    assert claims.midpoint_kind([0.0, 1.0, 1.0, 1.0, 0.0]) == "neither"
+    with pytest.raises(ValueError, match="odd"):
+        claims.midpoint_kind([1.0, 0.0, 0.0, 1.0])
+
+
+def curves(step1, step2):
+    """Losses (5 splits, steps 0, 1, 2) with the given step-1 and step-2 curves."""
+    return np.stack([np.ones(5), step1, step2], axis=1)
+
+
+PEAK, DIP, FLAT = np.array([0, 1, 2, 1, 0.0]), np.array([2, 1, 0, 1, 2.0]), np.ones(5)
+
+
+def test_unequal_then_equal_needs_a_step_one_max_and_a_step_two_min_in_every_run():
+    assert claims.unequal_then_equal([curves(PEAK, DIP), curves(PEAK, DIP)])
+    assert not claims.unequal_then_equal([curves(PEAK, FLAT)])  # step 2 must be a minimum, not just no maximum
+    assert not claims.unequal_then_equal([curves(PEAK, DIP), curves(DIP, DIP)])
+    assert not claims.unequal_then_equal([curves(PEAK, PEAK)])
+    assert not claims.unequal_then_equal([curves(FLAT, DIP)])
+
+
+GRID = 20.0 * np.arange(1, 20) / 20  # budget 20: depth 4 all-equal eta1 = 6.67, nearest grid point 7
+
+
+def test_all_equal_best_needs_one_best_split_at_the_grid_point_nearest_to_all_equal():
+    assert claims.all_equal_best(GRID, (GRID - 7.0) ** 2, 20.0, 4)
+    assert not claims.all_equal_best(GRID, (GRID - 8.0) ** 2, 20.0, 4)
+    assert not claims.all_equal_best(GRID, (GRID - 7.5) ** 2, 20.0, 4)  # 7 and 8 tie
+    assert claims.all_equal_best(GRID, (GRID - 3.0) ** 2, 20.0, 8)  # 20 / 7 = 2.86, nearest 3
+
+
+def test_unequal_equal_rows_read_the_runs_the_gaussian_midpoints_and_the_deep_nets():
+    grid = np.arange(1, 6) / 6.0
+    literal = {(2, 1.0): (grid, curves(PEAK, DIP)), (3, 1.0): (grid, curves(PEAK, DIP))}
+    gaussian = {0.85: DIP, 2: PEAK}
+    deep = {4: (GRID, (GRID - 7.0) ** 2, 20.0), 8: (GRID, (GRID - 5.0) ** 2, 20.0)}
+    rows = claims.unequal_equal_claims(small_scale(), literal=literal, gaussian=gaussian, deep=deep,
+                                       window=np.array([504.2, 900.0, 44300.0]))
+    assert rows[0].ours == "closed forms at h = 500; literal GD at h = 24 ('x')"
+    assert rows[2].ours == "504 ≤ η ≤ 4.43e+04 at h = 1000 (closed form)"
+    assert rows[3].ours == "step-2 midpoint: min at S = 0.85h^1.5, max at S = 2h^1.5 (h = 24)"
+    assert [r.agrees for r in rows] == ["yes", "yes", "not stated by the paper", "our own observation", "no"]
+    literal[(3, 1.0)] = (grid, curves(DIP, DIP))
+    deep[8] = (GRID, (GRID - 3.0) ** 2, 20.0)
+    rows = claims.unequal_equal_claims(small_scale(), literal=literal, gaussian=gaussian, deep=deep,
+                                       window=np.array([504.2, 44300.0]))
+    assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "yes"]
+
+
+def run(final, sem, steps=4):
+    """A schedule run ending at mean test loss ``final`` with standard error ``sem``."""
+    return ScheduleRun(np.r_[np.ones(steps), final], np.r_[np.zeros(steps), sem], np.ones((steps + 1, 2)))
+
+
+def test_schedules_are_the_same_within_1e_9_and_differ_beyond_two_standard_errors():
+    assert claims.compare_schedules(run(1e-9 * (1 - EPS), 0.0), run(0.0, 0.0)) == "same"
+    assert claims.compare_schedules(run(1e-9 * (1 + EPS), 0.0), run(0.0, 0.0)) == "uniform better"
+    assert claims.compare_schedules(run(-1e-9 * (1 + EPS), 0.0), run(0.0, 0.0)) == "RUB better"
+    # se = hypot(0.03, 0.04) = 0.05, two standard errors 0.1
+    assert claims.compare_schedules(run(-0.1 - EPS, 0.03), run(0.0, 0.04)) == "RUB better"
+    assert claims.compare_schedules(run(-0.1 + EPS, 0.03), run(0.0, 0.04)) == "within noise"
+    assert claims.compare_schedules(run(0.1 + EPS, 0.03), run(0.0, 0.04)) == "uniform better"
+    assert claims.compare_schedules(run(0.1 - EPS, 0.03), run(0.0, 0.04)) == "within noise"
+
+
+def test_scheduler_rows_count_the_settings_each_schedule_wins():
+    runs = {"a": {"uniform": run(0.5, 0.01), "rub": run(0.3, 0.01)},
+            "b": {"uniform": run(0.3, 0.01), "rub": run(0.5, 0.01)},
+            "c": {"uniform": run(0.3, 0.1), "rub": run(0.35, 0.1)},
+            "d": {"uniform": run(0.3, 0.0), "rub": run(0.3, 0.0)}}
+    rows = claims.scheduler_claims(small_scale(), runs, h=12)
+    assert rows[0].ours == "RUB better in 1 of 4 settings, worse in 1 (h = 12, 4 steps, 'x')"
+    assert [r.agrees for r in rows] == ["mixed: see the table", "consistent by construction"]
+    runs["e"] = {"uniform": run(0.3, 0.0, steps=3), "rub": run(0.3, 0.0, steps=3)}
+    with pytest.raises(ValueError, match="same number of steps"):
+        claims.scheduler_claims(small_scale(), runs, h=12)

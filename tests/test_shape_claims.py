@@ -1,0 +1,91 @@
+"""Part II's verdicts on synthetic numbers with known answers, just above and just below each threshold."""
+
+from dataclasses import replace
+
+import numpy as np
+
+from fibook.scales import get_scale
+from fibook.shape import claims
+
+UP, DOWN = 1 + 1e-6, 1 - 1e-6  # relative nudges across a floor or factor
+
+
+def small_scale():
+    """A scale named 'x' whose sizes appear in the rows: N = 7, d = 11 small problems, d = 40, N = 9 large."""
+    s = get_scale("smoke")
+    return replace(s, name="x", shape=replace(s.shape, n_small=7, d_small=11, d=40, n_train=9))
+
+
+def test_a_quantity_vanishes_below_its_floor():
+    assert claims.vanishes(1e-9 * DOWN) == "yes" and claims.vanishes(-1e-9 * DOWN) == "yes"
+    assert claims.vanishes(1e-9 * UP) == "no" and claims.vanishes(1e-9) == "no"
+    assert claims.vanishes(float("nan")) == "no"
+    assert claims.vanishes(1e-8 * DOWN, claims.FD_FLOOR) == "yes"
+    assert claims.vanishes(1e-8 * UP, claims.FD_FLOOR) == "no"
+
+
+def test_the_bias_follows_kappa_when_equal_kappa_coincides_and_equal_product_does_not():
+    assert claims.kappa_not_product(1e-9 * DOWN, 0.3) == "yes"
+    assert claims.kappa_not_product(1e-9 * UP, 0.3) == "no"
+    assert claims.kappa_not_product(1e-12, 1e-9) == "yes"
+    assert claims.kappa_not_product(1e-12, 1e-9 * DOWN) == "no"
+
+
+def test_the_transition_shifts_when_the_largest_shape_is_below_a_tenth():
+    assert claims.transition_shift(3e-3, 3e-4 * DOWN) == "yes (a shift of 1.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-5) == "yes (a shift of 2.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-4 * UP) == "no"
+    assert claims.transition_shift(3e-3, 3e-3) == "no"
+
+
+def test_both_regimes_need_the_lowest_error_below_and_the_highest_above_the_midpoint():
+    l1, l2 = 0.1, 0.9  # midpoint 0.5
+    assert claims.kernel_to_rich(np.array([[0.5 * DOWN, 0.7], [0.6, 0.8]]), l1, l2) == "yes"
+    assert claims.kernel_to_rich(np.array([[0.5 * UP, 0.7], [0.6, 0.8]]), l1, l2) == "no"
+    assert claims.kernel_to_rich(np.array([0.2, 0.5 * DOWN]), l1, l2) == "no"
+    assert claims.kernel_to_rich(np.array([0.2, 0.5 * UP]), l1, l2) == "yes"
+
+
+def test_the_curves_collapse_below_a_hundredth():
+    assert claims.collapses(1e-2 * DOWN) == "yes"
+    assert claims.collapses(1e-2 * UP) == "no" and claims.collapses(1e-2) == "no"
+
+
+def test_not_mirror_descent_needs_the_plain_asymmetry_to_stay_and_the_warped_to_vanish():
+    assert claims.not_mirror_descent(1e-8, 1e-8 * DOWN) == "yes"
+    assert claims.not_mirror_descent(1e-8 * DOWN, 1e-12) == "no"
+    assert claims.not_mirror_descent(0.1, 1e-8 * UP) == "no"
+
+
+def test_a_sign_flip_breaks_the_formula_when_only_sign_a_inf_lands_on_the_network():
+    assert claims.sign_flip_breaks(1e-9, 1e-9 * DOWN) == "yes"
+    assert claims.sign_flip_breaks(1e-9 * DOWN, 1e-12) == "no"
+    assert claims.sign_flip_breaks(1.25, 1e-9 * UP) == "no"
+
+
+def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
+    rows = claims.diagonal_claims(
+        small_scale(), flow_errors=[1e-12, 3e-10, 5e-11], same_kappa=2e-9, same_product=0.284,
+        transitions={0.0: 3e-3, 0.5: 1e-3, 0.99: 2e-4}, errors=np.array([[0.02, 0.3], [0.05, 0.86]]),
+        err_l1=0.011, err_l2=0.859, collapse=0.02, gd_gaps=[1e-3, 2e-3])
+    assert [r.claim for r in rows][2] == "larger shape moves the transition to smaller α (s = 0 vs 0.99)"
+    assert rows[0].ours == "max relative gap < 1e-9 on N = 7, d = 11, 3 (α, s)"
+    assert rows[1].ours == "same κ: ‖Δβ‖ 2.0e-09; same α: ‖Δβ‖ = 0.28"
+    assert rows[2].ours == "3.0e-03 vs 2.0e-04 (midpoint crossing, 'x' scale, seed-1993 data)"
+    assert rows[3].ours == "0.0200 → 0.8600; min-ℓ1 0.0110, min-ℓ2 0.8590"
+    assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 2 grid points"
+    assert [r.agrees for r in rows] == ["yes", "no", "yes (a shift of 1.2 decades)", "yes", "no", "yes"]
+
+
+def test_beyond_mirror_rows_read_ranges_and_floors():
+    rows = claims.beyond_mirror_claims(
+        small_scale(), asym_plain=0.1, asym_warp=3e-9, flow_errors=[1e-12, 2e-9], gd_steps=[2835, 223],
+        gd_dists=[7.9e-6, 8.1e-5], leaky_errors=[4.4e-7, 3.6e-5], rho=0.2, flip_wrong=1.25, flip_right=1e-11,
+        neuron_gaps=[0.24, 0.029])
+    assert rows[0].ours == "∂(M⁻¹) asymmetry 0.10; with warp |a|: < 1e-8"
+    assert rows[1].ours == "LSODA flow vs explicit β_∞: 2.0e-09 relative, 2 (α, s), N = 7, d = 11"
+    assert rows[2].ours == "223–2,835 steps; distance 8e-06–8e-05 (d = 40, N = 9, our draws of w₀)"
+    assert rows[3].ours == "Richardson-extrapolated GD within 4e-05 relative (ρ = 0.2)"
+    assert rows[4].ours == "sign(a₀): off by 1.25; sign(a_∞): < 1e-9"
+    assert rows[5].ours == "m = 3: per-neuron gaps 3e-02–2e-01"
+    assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)", "n/a (ours only)", "yes", "n/a (ours only)"]
