@@ -35,8 +35,8 @@ from fibook.sweep import run_sweep
 # one core, so that starting workers, importing torch and loading the data -- about 5 s a worker -- is amortized
 # as in a real sweep).
 SIZES = dict(n_train=2000, n_val=500, n_test=500, width=16, epochs=4, precision="bf16")
-BENCH = Experiment("bench", "engine benchmark", lambda f: [{"optimizer": "sgd", "lr": 0.05, **SIZES}],
-                   lambda f: (0.1, 0.2, 0.4, 0.8, 1.6, 2.5))
+BENCH = Experiment("bench", "engine benchmark", lambda f, g: [{"optimizer": "sgd", "lr": 0.05, **SIZES}],
+                   lambda f, g: (0.1, 0.2, 0.4, 0.8, 1.6, 2.5))
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""Named scales: the one table of experiment sizes that chapters, the CLI and the tests read.
+"""Named scales: the one table of experiment sizes that chapters, the CLI and the tests read (the grids and
+rates of Part I's experiments at each scale are in :mod:`fibook.forgetting.experiments`).
 
 Every experiment in the book runs at one of four scales:
 
@@ -22,7 +23,6 @@ DEFAULT_SCALE = "book"
 # The fibook sigma_w grid over the paper's range [0.1, 2.5]: 7 geometric points 0.1 * 25**(i/6).
 SIGMA_W_GRID = tuple(round(0.1 * 25 ** (i / 6), 3) for i in range(7))
 SIGMA_W_FIVE = tuple(round(0.1 * 25 ** (i / 4), 3) for i in range(5))
-SIGMA_W_QUICK = (0.1, 0.5, 2.5)
 
 
 @dataclass(frozen=True)
@@ -37,35 +37,18 @@ class DataScale:
 
 @dataclass(frozen=True)
 class ForgettingScale:
-    """Part I sizes and the settings that must change with them.
-
-    ``width`` is the channel count of ResNet-9's first conv (64: Myrtle's full net; CIFAR ResNets use 16 per
-    first stage at every scale). ``epochs`` is a main run's length, ``sigma_w`` the main grid and
-    ``quick_sigma_w`` the grid of the costlier sweeps. Learning rates that the paper sets for 300 CIFAR-10 epochs
-    are replaced at smaller scales by rates that reach similar forgetting clocks in fewer steps: ``sgd_lr`` is
-    the "low-learning-rate SGD" rate, ``l2`` the (lr, weight decay) of the SGD + L2 arm (the paper's
-    eta = lambda = 1e-2 give T_L2 = 9.36 over 93,600 steps). ``long_epochs`` are the training lengths compared,
-    ``batch_sizes`` the batch-size sweep, ``lr_grid`` x ``wd_grid`` the L2 heatmap, ``depths`` the architectures.
-    ``precision`` is the trainer's (fp32 is the reference; bf16 + channels_last is 2-3x faster on a CPU with AMX).
-    ``noise_seeds`` are the seeds of the seed-noise experiment (the low-learning-rate SGD arm on the quick grid),
-    which says how much of a spread is seed-to-seed variation.
-    """
+    """Part I sizes: the data, ``width`` (the channel count of ResNet-9's first conv; 64 is Myrtle's full net;
+    CIFAR ResNets use 16 per first stage at every scale), ``epochs`` of a main run, the main ``sigma_w`` grid,
+    the ``seeds`` of every run, and the trainer's ``precision`` (fp32 is the reference; bf16 + channels_last is
+    2-3x faster on a CPU with AMX). The grids and rates of each experiment at the scale are in
+    :data:`fibook.forgetting.experiments.GRIDS`."""
 
     data: DataScale
     width: int
     epochs: int
     sigma_w: tuple[float, ...]
     seeds: tuple[int, ...]
-    quick_sigma_w: tuple[float, ...]
-    sgd_lr: float
-    l2: tuple[float, float]
-    long_epochs: tuple[int, ...]
-    batch_sizes: tuple[int, ...]
-    lr_grid: tuple[float, ...]
-    wd_grid: tuple[float, ...]
-    depths: tuple[str, ...]
     precision: str
-    noise_seeds: tuple[int, ...]
 
     @property
     def images_per_run(self) -> int | None:
@@ -140,19 +123,12 @@ class Scale:
 
 _FULL_FASHION = DataScale("fashion_mnist", 50_000, 10_000, 10_000)
 _FULL_CIFAR = DataScale("cifar10", 40_000, 10_000, 10_000)
-# The paper's settings (Das et al. 2026; eta = 1e-3 at b = 128 reproduces its quoted T_SGD values).
-_PAPER_SETTINGS = dict(
-    quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-3, l2=(1e-2, 1e-2), long_epochs=(300, 5000),
-    batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
-    depths=("resnet9", "resnet56", "resnet110"), precision="auto", noise_seeds=(0, 1, 2),
-)
-
 _GPU = Scale(
     name="gpu",
     purpose="the paper's CIFAR-10 protocol on one GPU, one seed",
     device="cuda",
     forgetting=ForgettingScale(data=_FULL_CIFAR, width=64, epochs=300, sigma_w=SIGMA_W_GRID, seeds=(0,),
-                               **_PAPER_SETTINGS),
+                               precision="auto"),
     shape=ShapeScale(
         d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
         shapes=SHAPE_SHAPES, n_instances=5, gd_checks=3, gd_max_steps=10_000_000, explorer_frames=(9, 5),
@@ -168,12 +144,8 @@ SCALES: dict[str, Scale] = {
         name="smoke",
         purpose="tests: every code path in seconds",
         device="cpu",
-        forgetting=ForgettingScale(
-            data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
-            sigma_w=(0.1, 2.5), seeds=(0,), quick_sigma_w=(0.1, 2.5), sgd_lr=0.05, l2=(0.1, 0.05),
-            long_epochs=(1, 2), batch_sizes=(64, 128), lr_grid=(0.05,), wd_grid=(0.0, 0.05),
-            depths=("resnet9", "resnet8"), precision="fp32", noise_seeds=(0, 1),
-        ),
+        forgetting=ForgettingScale(data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
+                                   sigma_w=(0.1, 2.5), seeds=(0,), precision="fp32"),
         shape=ShapeScale(
             d=100, n_train=10, n_test=200, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=6,
             shapes=(0.0, 0.9), n_instances=1, gd_checks=1, gd_max_steps=20_000, explorer_frames=(3, 2),
@@ -186,15 +158,8 @@ SCALES: dict[str, Scale] = {
         name="book",
         purpose="what the rendered book shows (CPU)",
         device="cpu",
-        forgetting=ForgettingScale(
-            # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
-            # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
-            data=DataScale("fashion_mnist", 5_000, 2_000, 3_000), width=16, epochs=40,
-            sigma_w=SIGMA_W_FIVE, seeds=(0,), quick_sigma_w=SIGMA_W_QUICK, sgd_lr=1e-2, l2=(0.1, 0.06),
-            long_epochs=(40, 120), batch_sizes=(16, 32, 64, 128, 256), lr_grid=(1e-2, 1e-1),
-            wd_grid=(0.0, 1e-2, 6e-2), depths=("resnet9", "resnet20", "resnet32"), precision="bf16",
-            noise_seeds=(0, 1, 2),
-        ),
+        forgetting=ForgettingScale(data=DataScale("fashion_mnist", 5_000, 2_000, 3_000), width=16, epochs=40,
+                                   sigma_w=SIGMA_W_FIVE, seeds=(0,), precision="bf16"),
         shape=ShapeScale(
             d=1000, n_train=100, n_test=2000, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=20,
             shapes=SHAPE_SHAPES, n_instances=1, gd_checks=3, gd_max_steps=400_000, explorer_frames=(7, 5),

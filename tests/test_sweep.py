@@ -17,7 +17,7 @@ from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting import experiments
 from fibook.forgetting.experiments import Experiment, run_id, runs
 from fibook.forgetting.train import TrainConfig
-from fibook.scales import get_scale
+from fibook.scales import SCALE_NAMES, get_scale
 
 needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
 
@@ -90,13 +90,13 @@ def test_run_ids_are_stable_and_distinct():
 
 
 def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sweep():
-    f = get_scale("book").forgetting
+    f, g = get_scale("book").forgetting, experiments.grids("book")
     configs = runs("seed_noise", "book")
     assert sorted({(c.seed, c.sigma_w) for c in configs}) == sorted(
-        (seed, s) for seed in f.noise_seeds for s in f.quick_sigma_w)
+        (seed, s) for seed in g.noise_seeds for s in g.quick_sigma_w)
     headline = {run_id(c) for c in runs("sgd_remembers", "book")}
     shared = {c.sigma_w for c in configs if run_id(c) in headline}
-    assert shared == set(f.quick_sigma_w) & set(f.sigma_w)  # seed 0 is reused, not rerun
+    assert shared == set(g.quick_sigma_w) & set(f.sigma_w)  # seed 0 is reused, not rerun
     assert all(c.seed == 0 for c in configs if run_id(c) in headline)
 
 
@@ -122,8 +122,8 @@ def test_fused_runs_are_runs_of_their_own():
 @needs_fmnist
 def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkeypatch):
     toy = Experiment("toy", "one sane and one diverging arm",
-                     lambda f: [{"optimizer": "sgd", "lr": 0.05}, {"optimizer": "sgd", "lr": 10.0}],
-                     lambda f: (50.0,))
+                     lambda f, g: [{"optimizer": "sgd", "lr": 0.05}, {"optimizer": "sgd", "lr": 10.0}],
+                     lambda f, g: (50.0,))
     monkeypatch.setitem(experiments.EXPERIMENTS, "toy", toy)
     counts = sweep.run_sweep("toy", "smoke", progress=False)
     assert counts["ok"] == 1 and counts["diverged"] == 1
@@ -378,3 +378,17 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert kept >= 1 and err.startswith(f"interrupted: {kept} run(s) of this sweep kept in {path}; rerun to "
                                         "continue")
+
+
+def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
+    for scale in SCALE_NAMES:
+        g = experiments.grids(scale)
+        for name in experiments.EXPERIMENTS:
+            configs = runs(name, scale)
+            assert configs and len({run_id(c) for c in configs}) == len(configs), (name, scale)
+        assert {c.lr for c in runs("sgd_remembers", scale)} == {g.sgd_lr}
+        assert {c.epochs for c in runs("long_training", scale)} == set(g.long_epochs)
+        assert {c.sigma_w for c in runs("depth", scale)} == set(g.quick_sigma_w)
+    monkeypatch.delitem(experiments.GRIDS, "gpu")
+    with pytest.raises(ValueError, match="scale 'gpu' has no Part I grids; add an entry to GRIDS"):
+        runs("optimizers", "gpu")

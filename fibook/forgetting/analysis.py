@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fibook.forgetting import metrics
-from fibook.forgetting.experiments import EXPERIMENTS, runs
+from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.forgetting.train import TrainConfig
 from fibook.results import Record, load
@@ -267,8 +267,8 @@ class Finished:
 def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> Finished:
     """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed, and how
     much of the experiment has run."""
-    exp, f = EXPERIMENTS[experiment], get_scale(scale).forgetting
-    grid, n_seeds = len(exp.sigmas(f)), len(exp.seeds(f))
+    exp, f, g = EXPERIMENTS[experiment], get_scale(scale).forgetting, grids(scale)
+    grid, n_seeds = len(exp.sigmas(f, g)), len(exp.seeds(f, g))
     found = arms(load(experiment, scale), show)
     done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
     total = len(runs(experiment, scale))

@@ -1,7 +1,8 @@
 """Part I experiments as data: each figure of the forgetting chapters is a named grid of training runs.
 
 An experiment is a list of *arms* (optimizer, learning rate, weight decay, batch size, architecture, epochs)
-crossed with a sigma_w grid and the scale's seeds. Every size comes from :mod:`fibook.scales`, so one name and
+crossed with a sigma_w grid and the scale's seeds. The sizes (data, width, epochs, main sigma_w grid, seeds)
+come from :mod:`fibook.scales`, the grids and rates of each experiment from :data:`GRIDS` here, so one name and
 one scale define the runs exactly; each run's id is a hash of its full config.
 
 =================  ===========================================================================================
@@ -34,39 +35,92 @@ ADAMW_WEIGHT_DECAY = 1e-2
 MUON_LR = 0.02
 
 
-def _scale_seeds(f: ForgettingScale) -> tuple[int, ...]:
+@dataclass(frozen=True)
+class Grids:
+    """Part I's grids and rates at one scale (the sizes they run at are the scale's, :mod:`fibook.scales`).
+
+    Learning rates that the paper sets for 300 CIFAR-10 epochs are replaced at the smaller scales by rates that
+    reach similar forgetting clocks in fewer steps: ``sgd_lr`` is the "low-learning-rate SGD" rate of every
+    experiment, ``l2`` the (lr, weight decay) of the SGD + L2 arm of ``optimizers`` (the paper's
+    eta = lambda = 1e-2 give T_L2 = 9.36 over 93,600 steps). ``quick_sigma_w`` is the sigma_w grid of the costlier
+    sweeps (``long_training``, ``l2_lr``, ``batch_size``, ``depth``, ``seed_noise``; the others run the scale's
+    main grid). Per experiment: ``long_epochs`` the training lengths of ``long_training``, ``lr_grid`` x
+    ``wd_grid`` the heatmap of ``l2_lr``, ``batch_sizes`` those of ``batch_size``, ``depths`` the architectures of
+    ``depth``, ``noise_seeds`` the seeds of ``seed_noise`` (how much of a spread is seed-to-seed variation).
+    """
+
+    sgd_lr: float
+    l2: tuple[float, float]
+    quick_sigma_w: tuple[float, ...]
+    long_epochs: tuple[int, ...]
+    lr_grid: tuple[float, ...]
+    wd_grid: tuple[float, ...]
+    batch_sizes: tuple[int, ...]
+    depths: tuple[str, ...]
+    noise_seeds: tuple[int, ...]
+
+
+SIGMA_W_QUICK = (0.1, 0.5, 2.5)
+# The paper's settings (Das et al. 2026; eta = 1e-3 at b = 128 reproduces its quoted T_SGD values).
+_PAPER_GRIDS = Grids(sgd_lr=1e-3, l2=(1e-2, 1e-2), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(300, 5000),
+                     lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
+                     batch_sizes=(16, 32, 64, 128, 256), depths=("resnet9", "resnet56", "resnet110"),
+                     noise_seeds=(0, 1, 2))
+GRIDS: dict[str, Grids] = {
+    "smoke": Grids(sgd_lr=0.05, l2=(0.1, 0.05), quick_sigma_w=(0.1, 2.5), long_epochs=(1, 2), lr_grid=(0.05,),
+                   wd_grid=(0.0, 0.05), batch_sizes=(64, 128), depths=("resnet9", "resnet8"), noise_seeds=(0, 1)),
+    # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
+    # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
+    "book": Grids(sgd_lr=1e-2, l2=(0.1, 0.06), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(40, 120),
+                  lr_grid=(1e-2, 1e-1), wd_grid=(0.0, 1e-2, 6e-2), batch_sizes=(16, 32, 64, 128, 256),
+                  depths=("resnet9", "resnet20", "resnet32"), noise_seeds=(0, 1, 2)),
+    "gpu": _PAPER_GRIDS,
+    "paper": _PAPER_GRIDS,
+}
+
+
+def grids(scale: str | Scale | None = None) -> Grids:
+    """Part I's grids and rates at ``scale``; a scale without them says where to add them."""
+    name = get_scale(scale).name
+    if name not in GRIDS:
+        raise ValueError(f"scale {name!r} has no Part I grids; add an entry to GRIDS in {__name__}")
+    return GRIDS[name]
+
+
+def _scale_seeds(f: ForgettingScale, g: Grids) -> tuple[int, ...]:
     return f.seeds
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A named grid: ``arms(scale)`` lists config overrides, ``sigmas(scale)`` the sigma_w grid, ``seeds(scale)``
-    the seeds (the scale's ``seeds`` unless the experiment is about seeds)."""
+    """A named grid: ``arms(f, g)`` lists config overrides, ``sigmas(f, g)`` the sigma_w grid, ``seeds(f, g)``
+    the seeds (the scale's ``seeds`` unless the experiment is about seeds), from the scale's sizes ``f`` and
+    Part I's grids ``g`` at that scale."""
 
     name: str
     description: str
-    arms: Callable[[ForgettingScale], list[dict]]
-    sigmas: Callable[[ForgettingScale], tuple[float, ...]]
-    seeds: Callable[[ForgettingScale], tuple[int, ...]] = _scale_seeds
+    arms: Callable[[ForgettingScale, Grids], list[dict]]
+    sigmas: Callable[[ForgettingScale, Grids], tuple[float, ...]]
+    seeds: Callable[[ForgettingScale, Grids], tuple[int, ...]] = _scale_seeds
 
 
-def _main_grid(f: ForgettingScale) -> tuple[float, ...]:
+def _main_grid(f: ForgettingScale, g: Grids) -> tuple[float, ...]:
     return f.sigma_w
 
 
-def _quick_grid(f: ForgettingScale) -> tuple[float, ...]:
-    return f.quick_sigma_w
+def _quick_grid(f: ForgettingScale, g: Grids) -> tuple[float, ...]:
+    return g.quick_sigma_w
 
 
-def _sgd(f: ForgettingScale, **kw) -> dict:
-    return {"optimizer": "sgd", "lr": f.sgd_lr, **kw}
+def _sgd(g: Grids, **kw) -> dict:
+    return {"optimizer": "sgd", "lr": g.sgd_lr, **kw}
 
 
-def _optimizer_arms(f: ForgettingScale) -> list[dict]:
-    l2_lr, l2_wd = f.l2
+def _optimizer_arms(f: ForgettingScale, g: Grids) -> list[dict]:
+    l2_lr, l2_wd = g.l2
     return [
-        _sgd(f),
-        {"optimizer": "msgd", "lr": f.sgd_lr},
+        _sgd(g),
+        {"optimizer": "msgd", "lr": g.sgd_lr},
         {"optimizer": "adam", "lr": ADAM_LR},
         {"optimizer": "adamw", "lr": ADAM_LR, "weight_decay": ADAMW_WEIGHT_DECAY},
         {"optimizer": "muon", "lr": MUON_LR, "options": {"adam_lr": ADAM_LR}},
@@ -74,24 +128,24 @@ def _optimizer_arms(f: ForgettingScale) -> list[dict]:
     ]
 
 
-def _depth_arm(f: ForgettingScale, arch: str) -> dict:
-    return _sgd(f, arch=arch, width=f.width if arch == "resnet9" else CIFAR_RESNET_WIDTH)
+def _depth_arm(f: ForgettingScale, g: Grids, arch: str) -> dict:
+    return _sgd(g, arch=arch, width=f.width if arch == "resnet9" else CIFAR_RESNET_WIDTH)
 
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    Experiment("sgd_remembers", "low-learning-rate SGD across sigma_w", lambda f: [_sgd(f)], _main_grid),
+    Experiment("sgd_remembers", "low-learning-rate SGD across sigma_w", lambda f, g: [_sgd(g)], _main_grid),
     Experiment("optimizers", "SGD, momentum SGD, Adam, AdamW, Muon, SGD + L2", _optimizer_arms, _main_grid),
     Experiment("long_training", "low-learning-rate SGD trained for longer",
-               lambda f: [_sgd(f, epochs=e) for e in f.long_epochs], _quick_grid),
+               lambda f, g: [_sgd(g, epochs=e) for e in g.long_epochs], _quick_grid),
     Experiment("l2_lr", "SGD over learning rate x L2 strength",
-               lambda f: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd} for lr in f.lr_grid for wd in f.wd_grid],
-               _quick_grid),
+               lambda f, g: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd} for lr in g.lr_grid
+                             for wd in g.wd_grid], _quick_grid),
     Experiment("batch_size", "low-learning-rate SGD at each batch size",
-               lambda f: [_sgd(f, batch_size=b) for b in f.batch_sizes], _quick_grid),
-    Experiment("depth", "ResNet-9 vs deeper CIFAR ResNets", lambda f: [_depth_arm(f, a) for a in f.depths],
+               lambda f, g: [_sgd(g, batch_size=b) for b in g.batch_sizes], _quick_grid),
+    Experiment("depth", "ResNet-9 vs deeper CIFAR ResNets", lambda f, g: [_depth_arm(f, g, a) for a in g.depths],
                _quick_grid),
-    Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f: [_sgd(f)], _quick_grid,
-               lambda f: f.noise_seeds),
+    Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f, g: [_sgd(g)], _quick_grid,
+               lambda f, g: g.noise_seeds),
 )}
 
 
@@ -111,10 +165,15 @@ def base_config(f: ForgettingScale) -> dict:
 def runs(name: str, scale: str | Scale | None = None, fused: bool = False) -> list[TrainConfig]:
     """Every run of experiment ``name`` at ``scale``: arms x sigma_w x seeds, in a stable order (``fused``: the
     same runs trained as fused populations, which are runs of their own, see :mod:`fibook.sweep`)."""
-    exp, f = get_experiment(name), get_scale(scale).forgetting
+    exp, f, g = get_experiment(name), get_scale(scale).forgetting, grids(scale)
     base = base_config(f) | {"fused": fused}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
-            for arm in exp.arms(f) for seed in exp.seeds(f) for sigma in exp.sigmas(f)]
+            for arm in exp.arms(f, g) for seed in exp.seeds(f, g) for sigma in exp.sigmas(f, g)]
+
+
+def sigma_grid(name: str, scale: str | Scale | None = None) -> tuple[float, ...]:
+    """The sigma_w grid of experiment ``name`` at ``scale``."""
+    return get_experiment(name).sigmas(get_scale(scale).forgetting, grids(scale))
 
 
 def arm_configs(name: str, scale: str | Scale | None = None) -> list[TrainConfig]:
