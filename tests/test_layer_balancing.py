@@ -66,3 +66,13 @@ def test_relu_gradients_match_finite_differences():
     up = lb.relu_losses(setup, (w1, w2 + bump), test=False)
     down = lb.relu_losses(setup, (w1, w2 - bump), test=False)
     assert ((up - down) / 2e-6).item() == pytest.approx(grads[1][0, 2, 3].item(), rel=1e-6)
+
+
+def test_every_comparison_setting_runs_under_both_schedules():
+    h = 16
+    settings = lb.comparison_settings(h)
+    assert {depth for _, depth, _, _ in settings} == {2, 3, 4, 8} and ("relu", 3, "gaussian", h**0.5) in settings
+    for model, depth, kind, budget in settings:
+        for schedule in lb.SCHEDULES:
+            run = lb.run_schedule(schedule, budget, 2, model, depth, h, 1, kind, kind, seed=0)
+            assert run.mean.shape == (3,) and np.all(np.isfinite(run.mean[:1]))

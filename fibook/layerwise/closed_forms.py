@@ -29,6 +29,9 @@ from fibook.checks import choice, nonnegative, positive
 DEPTHS_CLOSED_FORM = (2, 3)
 STEPS_CLOSED_FORM = (0, 1, 2)
 VARIANTS = ("paper", "official_code")
+# The budgets S = eta1 + eta2 of the paper's split curves at h = 1000 (chapter "Unequal rates, then equal"):
+# depth 2 from 27,000 to 63,000 (S / h^1.5 from 0.85 to 2), depth 3 from 30 to 100 (S / sqrt(h) from 0.95 to 3.2).
+PAPER_BUDGETS = {2: tuple(range(27_000, 63_001, 4_000)), 3: tuple(range(30, 101, 10))}
 
 
 def check_depth(depth, allowed=DEPTHS_CLOSED_FORM) -> int:

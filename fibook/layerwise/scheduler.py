@@ -31,6 +31,15 @@ SCHEDULES = ("uniform", "rub")
 MODELS = ("linear", "relu")
 
 
+def comparison_settings(h: int) -> list[tuple[str, int, str, float]]:
+    """The settings the chapter "A balancing scheduler" compares the schedules in, at width ``h``: (model,
+    depth, init and data kind, budget S). Budgets scale as the chapters' natural rates: ``h^1.5`` at depth 2,
+    ``sqrt(h)`` deeper."""
+    return [("linear", 2, "orthogonal", 0.5 * h**1.5), ("linear", 2, "gaussian", 0.5 * h**1.5),
+            ("linear", 3, "gaussian", h**0.5), ("linear", 4, "orthogonal", h**0.5), ("linear", 4, "gaussian", h**0.5),
+            ("linear", 8, "gaussian", 0.5 * h**0.5), ("relu", 3, "gaussian", h**0.5)]
+
+
 def _frobenius(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.matrix_norm(x)
 
