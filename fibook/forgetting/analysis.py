@@ -52,11 +52,16 @@ def config_part(config: TrainConfig, key: str) -> str | None:
     raise ValueError(f"unknown part {key!r}; allowed: optimizer, lr, weight_decay, batch_size, epochs, arch")
 
 
+def sgd_with_l2(config: TrainConfig) -> bool:
+    """SGD with weight decay: the "SGD + L2" arm, told apart from plain SGD in labels and claims."""
+    return config.optimizer == "sgd" and bool(config.weight_decay)
+
+
 def arm_label(config: TrainConfig, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> str:
     """A readable name, e.g. ``SGD + L2 (η = 0.1, λ = 0.06)`` or ``Adam (η = 0.001)``; runs trained as fused
     populations say ``[fused]``."""
     name = get_optimizer(config.optimizer).label
-    if config.optimizer == "sgd" and config.weight_decay:
+    if sgd_with_l2(config):
         name += " + L2"
     if config.fused:
         name += " [fused]"

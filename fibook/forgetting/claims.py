@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fibook.forgetting.analysis import Arm, Finished, effective_lr, seed_spreads, seed_std_pp, setting
+from fibook.forgetting.analysis import Arm, Finished, effective_lr, seed_spreads, seed_std_pp, setting, sgd_with_l2
 from fibook.forgetting.metrics import rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import Claim, below
@@ -52,12 +52,14 @@ RANK_AGREES = 0.5
 LARGE_SPREAD_PP = 5.0
 RADIAL_KEPT = 0.8
 NOISE_MULTIPLE = 3.0
+CLOCK_RHO = -0.5
+INVARIANCE_TOL = 1e-9
+LOGIT_FLOOR = 1e-4
 
 
 def arm_key(arm: Arm) -> str:
     """``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``, or ``sgd+L2`` for SGD with weight decay."""
-    c = arm.config
-    return c.optimizer + ("+L2" if c.optimizer == "sgd" and c.weight_decay else "")
+    return arm.config.optimizer + ("+L2" if sgd_with_l2(arm.config) else "")
 
 
 def interpolating(arm: Arm) -> str:
@@ -216,9 +218,6 @@ def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Seq
     ]
 
 
-CLOCK_RHO = -0.5
-INVARIANCE_TOL = 1e-9
-LOGIT_FLOOR = 1e-4
 
 
 def matches_quoted(value: float, quoted: str) -> str:
