@@ -1,4 +1,5 @@
-"""A tensor-resident batch iterator: the whole split lives on the training device, batches are index gathers.
+"""A tensor-resident batch iterator: the whole split lives on the training device, batches are index gathers
+(every Part I run; chapter "Data and protocol" shows its augmentation).
 
 Shuffling and augmentation draws come from a CPU ``torch.Generator`` seeded by ``(seed, epoch)``, so an epoch's
 batches are identical on CPU and CUDA and do not depend on how many epochs were iterated before. Augmentation

@@ -1,4 +1,5 @@
-"""What a Part I sweep costs: training FLOPs counted from the models themselves, images from the scales."""
+"""What a Part I sweep costs: training FLOPs counted from the models themselves, images from the scales (the
+introduction's cost table and the rerun table of every Part I chapter)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""BatchNorm ResNets of Part I and the sigma_w initialization.
+"""BatchNorm ResNets of Part I and the sigma_w initialization (chapter "The question and the protocol" checks
+its scale invariance; "Depth" uses the CIFAR ResNets).
 
 * :func:`resnet9` -- Myrtle's ResNet-9 (Page 2018): prep 64, layer1 128 + residual, layer2 256, layer3 512 +
   residual, global max pool, linear head; every conv is bias-free and followed by BatchNorm and ReLU. ``width``

@@ -1,4 +1,5 @@
-"""The five optimizers of Part I, built by name: ``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``.
+"""The five optimizers of Part I, built by name: ``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon`` (compared in
+chapter "Optimizers"; :data:`OPTIMIZERS` is the registry that labels and clocks read).
 
 Weight decay acts on Conv2d/Linear weights only (BatchNorm gamma/beta and biases are never decayed), with the
 semantics of each method:

@@ -1,4 +1,5 @@
-"""Training one Part I run: a BatchNorm ResNet at one sigma_w, recording every quantity of the forgetting paper.
+"""Training one Part I run: a BatchNorm ResNet at one sigma_w, recording every quantity of the forgetting paper
+(every record a Part I chapter plots was trained here; chapter "Data and protocol" describes the protocol).
 
 ``train(config)`` returns a :class:`RunResult` whose history holds, for epochs 0 (the initialization) to E:
 train loss/accuracy (eval mode, no augmentation), validation and test loss/accuracy, the Frobenius norm of every

@@ -1,5 +1,5 @@
 """Part III, layer-wise learning rates (Pang et al., ICML 2026): the exact expected test losses of linear nets
-after one and two GD steps (book chapters "Two steps, exactly" and "Unequal rates, then equal").
+after one and two GD steps (book chapters "Two steps, exactly" and "Unequal first, equal next").
 
 Notation (book chapter "Two steps, exactly"): width ``h``, layer rates ``eta1, eta2``, and the two symmetric
 functions the losses depend on, ``s = eta1 + eta2`` and ``p = eta1 * eta2``.
@@ -29,7 +29,7 @@ from fibook.checks import choice, nonnegative, positive
 DEPTHS_CLOSED_FORM = (2, 3)
 STEPS_CLOSED_FORM = (0, 1, 2)
 VARIANTS = ("paper", "official_code")
-# The budgets S = eta1 + eta2 of the paper's split curves at h = 1000 (chapter "Unequal rates, then equal"):
+# The budgets S = eta1 + eta2 of the paper's split curves at h = 1000 (chapter "Unequal first, equal next"):
 # depth 2 from 27,000 to 63,000 (S / h^1.5 from 0.85 to 2), depth 3 from 30 to 100 (S / sqrt(h) from 0.95 to 3.2).
 PAPER_BUDGETS = {2: tuple(range(27_000, 63_001, 4_000)), 3: tuple(range(30, 101, 10))}
 

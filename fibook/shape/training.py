@@ -1,4 +1,5 @@
-"""The trained models of Part II and the gradient flow that trains them.
+"""The trained models of Part II and the gradient flow that trains them (chapters "Scale and shape in diagonal
+networks" and "Beyond mirror descent").
 
 Every model predicts with parameters ``p`` (a dict of float64 arrays) and is trained on
 ``L(p) = 1/2 ||f_p(X) - y||^2`` by gradient flow ``dp/dt = -grad L(p)``:
