@@ -172,7 +172,7 @@ def _connect(cluster: str, timeout: float):
 
 
 def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers: int,
-             cluster: str | None, worker_timeout: float) -> Iterable[list[dict]]:
+             cluster: str | None, worker_timeout: float) -> Iterable[list[Record]]:
     args = (plan_.experiment, plan_.scale, device)
     if workers == 1 and cluster is None:
         for g in groups:

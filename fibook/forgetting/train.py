@@ -55,7 +55,9 @@ SCHEDULES: dict[str, Callable[[int, int], float]] = {"constant": constant_schedu
 class TrainConfig:
     """Everything that defines a run. Sizes ``n_train``/``n_val``/``n_test`` take the stratified first N images
     of each split (None: the whole split); ``precision`` ``auto`` means bf16 autocast + channels_last on CUDA and
-    fp32 on the CPU (``fp64`` is for checks); ``options`` go to the optimizer (e.g. ``{"adam_lr": 1e-3}``)."""
+    fp32 on the CPU (``fp64`` is for checks); ``options`` go to the optimizer (e.g. ``{"adam_lr": 1e-3}``);
+    ``fused`` runs train as one network with the others of their population (:mod:`fibook.forgetting.fused`),
+    whose fp32 sums run in another order: a fused run is a run of its own, with its own id."""
 
     dataset: str = "fashion_mnist"
     arch: str = "resnet9"
