@@ -392,3 +392,14 @@ def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
     monkeypatch.delitem(experiments.GRIDS, "gpu")
     with pytest.raises(ValueError, match="scale 'gpu' has no Part I grids; add an entry to GRIDS"):
         runs("optimizers", "gpu")
+
+
+@pytest.mark.parametrize("scale", ["book", "gpu"])
+def test_adaptive_clock_spans_its_clock_and_holds_an_equal_clock_pair(scale):
+    clocks = [round(experiments.planned_clocks(c)[1]["T_adapt"], 9)
+              for c in experiments.arm_configs("adaptive_clock", scale)]
+    assert all(c.optimizer == "adam" for c in runs("adaptive_clock", scale))
+    assert max(clocks) / min(clocks) >= 10**1.5  # at least 1.5 decades of T_adapt
+    assert len(set(clocks)) < len(clocks)  # two arms reach one clock by different rates and lengths
+    adam = {run_id(c) for c in runs("optimizers", scale) if c.optimizer == "adam"}
+    assert {run_id(c) for c in runs("adaptive_clock", scale)} & adam  # the optimizers chapter's Adam is reused

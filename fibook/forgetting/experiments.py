@@ -5,16 +5,17 @@ crossed with a sigma_w grid and the scale's seeds. The sizes (data, width, epoch
 come from :mod:`fibook.scales`, the grids and rates of each experiment from :data:`GRIDS` here, so one name and
 one scale define the runs exactly; each run's id is a hash of its full config.
 
-=================  ===========================================================================================
-``sgd_remembers``  low-learning-rate SGD at b = 128 across the main sigma_w grid (test accuracy, interpolation,
-                   weight norms, repair gap)
-``optimizers``     SGD, momentum SGD, Adam, AdamW, Muon and SGD + L2 on the main grid
-``long_training``  low-learning-rate SGD trained for each of the scale's ``long_epochs``
-``l2_lr``          SGD over learning rate x L2 strength (the spread heatmap)
-``batch_size``     low-learning-rate SGD at every batch size, the learning rate held fixed
-``depth``          low-learning-rate SGD on ResNet-9 and deeper CIFAR ResNets
-``seed_noise``     low-learning-rate SGD over the scale's ``noise_seeds`` (how much of a spread is seed noise)
-=================  ===========================================================================================
+==================  ==========================================================================================
+``sgd_remembers``   low-learning-rate SGD at b = 128 across the main sigma_w grid (test accuracy, interpolation,
+                    weight norms, repair gap)
+``optimizers``      SGD, momentum SGD, Adam, AdamW, Muon and SGD + L2 on the main grid
+``long_training``   low-learning-rate SGD trained for each of the scale's ``long_epochs``
+``l2_lr``           SGD over learning rate x L2 strength (the spread heatmap)
+``batch_size``      low-learning-rate SGD at every batch size, the learning rate held fixed
+``depth``           low-learning-rate SGD on ResNet-9 and deeper CIFAR ResNets
+``seed_noise``      low-learning-rate SGD over the scale's ``noise_seeds`` (how much of a spread is seed noise)
+``adaptive_clock``  Adam at (lr, epochs) pairs spanning T_adapt = sum eta (does Adam forget on its own clock?)
+==================  ==========================================================================================
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ class Grids:
     sweeps (``long_training``, ``l2_lr``, ``batch_size``, ``depth``, ``seed_noise``; the others run the scale's
     main grid). Per experiment: ``long_epochs`` the training lengths of ``long_training``, ``lr_grid`` x
     ``wd_grid`` the heatmap of ``l2_lr``, ``batch_sizes`` those of ``batch_size``, ``depths`` the architectures of
-    ``depth``, ``noise_seeds`` the seeds of ``seed_noise`` (how much of a spread is seed-to-seed variation).
+    ``depth``, ``noise_seeds`` the seeds of ``seed_noise`` (how much of a spread is seed-to-seed variation),
+    ``adam_clock`` the (lr, epochs) pairs of ``adaptive_clock``: Adam at T_adapt = lr x steps over at least 1.5
+    decades, with two pairs that reach the same T_adapt by different rates and lengths.
     """
 
     sgd_lr: float
@@ -58,6 +61,7 @@ class Grids:
     batch_sizes: tuple[int, ...]
     depths: tuple[str, ...]
     noise_seeds: tuple[int, ...]
+    adam_clock: tuple[tuple[float, int], ...]
 
 
 SIGMA_W_QUICK = (0.1, 0.5, 2.5)
@@ -65,15 +69,22 @@ SIGMA_W_QUICK = (0.1, 0.5, 2.5)
 _PAPER_GRIDS = Grids(sgd_lr=1e-3, l2=(1e-2, 1e-2), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(300, 5000),
                      lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
                      batch_sizes=(16, 32, 64, 128, 256), depths=("resnet9", "resnet56", "resnet110"),
-                     noise_seeds=(0, 1, 2))
+                     noise_seeds=(0, 1, 2),
+                     # T_adapt over 312 steps an epoch: 2.8, 9.4, 28, 31, 94 (twice: the paper's Adam, and half
+                     # its rate for twice as long)
+                     adam_clock=((3e-5, 300), (1e-4, 300), (3e-4, 300), (1e-3, 100), (1e-3, 300), (5e-4, 600)))
 GRIDS: dict[str, Grids] = {
     "smoke": Grids(sgd_lr=0.05, l2=(0.1, 0.05), quick_sigma_w=(0.1, 2.5), long_epochs=(1, 2), lr_grid=(0.05,),
-                   wd_grid=(0.0, 0.05), batch_sizes=(64, 128), depths=("resnet9", "resnet8"), noise_seeds=(0, 1)),
+                   wd_grid=(0.0, 0.05), batch_sizes=(64, 128), depths=("resnet9", "resnet8"), noise_seeds=(0, 1),
+                   adam_clock=((1e-3, 1), (5e-4, 2), (1e-3, 2))),
     # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
     # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
     "book": Grids(sgd_lr=1e-2, l2=(0.1, 0.06), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(40, 120),
                   lr_grid=(1e-2, 1e-1), wd_grid=(0.0, 1e-2, 6e-2), batch_sizes=(16, 32, 64, 128, 256),
-                  depths=("resnet9", "resnet20", "resnet32"), noise_seeds=(0, 1, 2)),
+                  depths=("resnet9", "resnet20", "resnet32"), noise_seeds=(0, 1, 2),
+                  # T_adapt over 39 steps an epoch: 0.78, 1.56 (the optimizers chapter's Adam), 4.68, 15.6 (twice:
+                  # lr 1e-2 for 40 epochs and 5e-3 for 80), 31.2
+                  adam_clock=((5e-4, 40), (1e-3, 40), (3e-3, 40), (1e-2, 40), (5e-3, 80), (1e-2, 80))),
     "gpu": _PAPER_GRIDS,
     "paper": _PAPER_GRIDS,
 }
@@ -146,6 +157,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                _quick_grid),
     Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f, g: [_sgd(g)], _quick_grid,
                lambda f, g: g.noise_seeds),
+    Experiment("adaptive_clock", "Adam at (learning rate, epochs) pairs spanning its clock T_adapt",
+               lambda f, g: [{"optimizer": "adam", "lr": lr, "epochs": e} for lr, e in g.adam_clock], _quick_grid),
 )}
 
 
