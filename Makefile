@@ -16,8 +16,15 @@ book: setup data
 # -rs lists every skipped test with its reason in the summary.
 PYTEST_OPTS := -rs
 
+# The portability check (every computing chapter again, on a second CPU kernel path) runs in its own process
+# alongside the rest, on the second core; its report follows the main one, and either failing fails the target.
 test: setup data browser lint
-	$(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env tests chapters
+	@$(PY) -m pytest $(PYTEST_OPTS) -p no:cacheprovider tests/test_portability.py > .portability.log 2>&1 & \
+	  portability=$$!; \
+	  $(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env --ignore=tests/test_portability.py tests chapters; \
+	  main=$$?; wait $$portability; second=$$?; \
+	  echo "== portability check (tests/test_portability.py)"; cat .portability.log; rm -f .portability.log; \
+	  test $$main = 0 && test $$second = 0
 
 setup: $(STAMP)
 
