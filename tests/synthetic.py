@@ -11,9 +11,17 @@ def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, sta
     initial weight norm 10 sigma and final norm ``final_norm``; ``config`` overrides other config fields."""
     init = 10.0 * sigma
     c = TrainConfig(optimizer=optimizer, lr=lr, weight_decay=wd, sigma_w=sigma, seed=seed, **({"epochs": 3} | config))
+    final_acc = acc if final_acc is None else final_acc
+    clocks = {k: v * c.epochs / 3 for k, v in {"T_SGD": 1e-3, "T_L2": 5.0 * wd, "T_adapt": 0.5}.items()}
     summary = Summary(selected_epoch=1, selected_test_acc=acc, selected_val_acc=acc, final_train_acc=1.0,
-                      final_test_acc=acc if final_acc is None else final_acc, tau_interp=tau, repair_gap=None,
-                      init_weight_norm=init, final_weight_norm=final_norm,
-                      clocks={"T_SGD": 1e-3, "T_L2": 5.0 * wd, "T_adapt": 0.5}, steps=3)
+                      final_test_acc=final_acc, tau_interp=tau, repair_gap=None,
+                      init_weight_norm=init, final_weight_norm=final_norm, clocks=clocks, steps=3)
+    e = c.epochs
+    # epoch 1 has the lowest validation loss; the training set is fitted from tau on; clocks grow linearly
+    train = [0.1] + [1.0 if tau is not None and t >= tau else 0.9 for t in range(1, e + 1)]
+    history = {"epoch": list(range(e + 1)), "val_loss": [2.3, 0.3] + [0.5 + 0.01 * t for t in range(2, e + 1)],
+               "test_acc": [0.1, acc] + [final_acc] * (e - 1), "train_acc": train,
+               "weight_norm": [init] + [init * 1.1] * (e - 1) + [final_norm],
+               **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
     return Record(id=run_id(c), experiment=experiment, scale="smoke", status=status, config=c, summary=summary,
-                  history={"weight_norm": [init, init * 1.1, final_norm]}, layer_names=[], diverged_epoch=None)
+                  history=history, layer_names=[], diverged_epoch=None)

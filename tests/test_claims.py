@@ -4,19 +4,27 @@ import pytest
 from synthetic import rec
 
 from fibook.forgetting import analysis, claims
-from fibook.forgetting.analysis import Finished
+from fibook.forgetting.analysis import Finished, NoiseFloor
 
 EPS = 1e-6  # a nudge in pp well above rounding and well below any printed digit
+# one-seed arms borrow a spread std of 0.5 pp: the difference of two has std hypot(0.5, 0.5) = 0.5 sqrt 2
+NOISE = NoiseFloor(seed_std_pp=0.3, spread_std_pp=0.5, n_test=3000, seeds=3)
+TWO_STD = 2 * 0.5 * 2**0.5
 
 
-def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp=None, **config):
-    """One arm over sigma_w = 1 and e: test accuracy 0.9 and 0.9 - spread / 100, final norm 10 sigma^R."""
+def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp=None, tau=1, seeds=(0,),
+        **config):
+    """One arm over sigma_w = 1 and e: test accuracy 0.9 and 0.9 - spread / 100 (``spread_pp`` a number, or one
+    per seed), final norm 10 sigma^R; every selected checkpoint interpolates unless ``tau`` is None."""
     sigmas = (1.0, 2.718281828459045)
-    accs = (0.9, 0.9 - spread_pp / 100)
-    finals = (0.9, 0.9 - (spread_pp if final_spread_pp is None else final_spread_pp) / 100)
+    per_seed = spread_pp if isinstance(spread_pp, tuple) else (spread_pp,) * len(seeds)
     records = []
-    for s, a, fa in zip(sigmas, accs, finals, strict=True):
-        records.append(rec(s, 0, a, 1, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa, **config))
+    for seed, spread in zip(seeds, per_seed, strict=True):
+        accs = (0.9, 0.9 - spread / 100)
+        finals = (0.9, 0.9 - (spread if final_spread_pp is None else final_spread_pp) / 100)
+        for s, a, fa in zip(sigmas, accs, finals, strict=True):
+            records.append(rec(s, seed, a, tau, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa,
+                               **config))
     (a,) = analysis.arms(records, show=("lr", "weight_decay"))
     return a
 
@@ -25,11 +33,17 @@ def finished(*arms):
     return Finished("x", "smoke", list(arms), 2 * len(arms), 2 * len(arms), len(arms))
 
 
-def test_erasing_means_a_spread_below_half_of_sgds():
+def test_erasing_means_a_spread_below_half_of_sgds_beyond_noise_with_every_selected_predictor_interpolating():
     sgd = arm(10.0)
     assert sgd.spread_pp == pytest.approx(10.0)
-    assert claims.erases(arm(5.0 - EPS, "adam"), sgd) == "qualitatively"
-    assert claims.erases(arm(5.0 + EPS, "adam"), sgd) == "no"
+    assert claims.erases(arm(5.0 - EPS, "adam"), sgd, NOISE) == "qualitatively"
+    assert claims.erases(arm(5.0 + EPS, "adam"), sgd, NOISE) == "no"
+    # below half, but the difference is within 2 std of it
+    small = arm(2 * TWO_STD - 4 * EPS)
+    assert claims.erases(arm(TWO_STD - 3 * EPS, "adam"), small, NOISE) == "no"
+    assert claims.erases(arm(0.0, "adam"), arm(TWO_STD + EPS), NOISE) == "qualitatively"
+    assert claims.erases(arm(1.0, "adam", tau=None), sgd, NOISE).startswith(
+        "not tested: Adam (η = 0.01)'s selected predictor does not interpolate at 2 of 2 σ_w")
 
 
 def test_a_common_norm_means_every_adaptive_radial_memory_below_a_half():
@@ -39,10 +53,19 @@ def test_a_common_norm_means_every_adaptive_radial_memory_below_a_half():
 
 def test_optimizer_rows_name_missing_arms_and_read_each_clock():
     rows = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3, radial=0.2), arm(6.0, "muon", lr=0.02),
-                                    arm(3.0, "msgd")], "smoke")
+                                    arm(3.0, "msgd")], "smoke", NOISE, long_clock=[arm(1.0, "adam", epochs=6)],
+                                   quick_sgd=arm(9.0))
     by_claim = {r.claim: r for r in rows}
     assert by_claim["Adam largely erases the σ_w dependence"].agrees == "qualitatively"
-    assert by_claim["Adam largely erases the σ_w dependence"].ours.startswith("4.0 pp (T_adapt = 0.5; 2 of 2 σ_w")
+    # the clock at the selected checkpoint (epoch 1 of 3), not the whole run's 0.5
+    assert by_claim["Adam largely erases the σ_w dependence"].ours.startswith(
+        "4.0 ± 0.5 pp (1 seed; seed_noise's std) (T_adapt = 0.167 at the selected checkpoints; 2 of 2 σ_w")
+    long = by_claim["Adam at a longer clock largely erases it (η = 0.01, 6 epochs: T_adapt = 1 over the run; quick "
+                    "σ_w grid)"]
+    assert "vs SGD 9.0 pp" in long.ours and long.agrees == "qualitatively"
+    same = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3)], "smoke", NOISE,
+                                   long_clock=[arm(1.0, "adam", lr=1e-3)], quick_sgd=arm(9.0))
+    assert not any("longer clock" in r.claim for r in same)  # not longer than the arm above: left out
     assert by_claim["Muon leaves a small spread"].agrees == "no"
     assert by_claim["AdamW largely erases it too"].agrees == "not tested"
     assert "η/(1−μ) = 0.1" in by_claim["momentum SGD at the same raw η"].ours
@@ -55,6 +78,7 @@ def test_longer_training_keeps_the_spread_when_both_spreads_keep_more_than_half(
     assert claims.keeps_spread(short, arm(5.0 + EPS, final_spread_pp=4.0 + EPS)) == "qualitatively"
     assert claims.keeps_spread(short, arm(5.0 - EPS, final_spread_pp=8.0)) == "no"
     assert claims.keeps_spread(short, arm(10.0, final_spread_pp=4.0 - EPS)) == "no"
+    assert claims.keeps_spread(short, arm(10.0, tau=None)).startswith("not tested")
 
 
 def test_l2_erases_outright_below_one_pp_and_qualitatively_below_half():
@@ -65,17 +89,24 @@ def test_l2_erases_outright_below_one_pp_and_qualitatively_below_half():
     assert claims.l2_erases(base, arm(5.0 + EPS)) == "no"
 
 
-def test_more_l2_must_lower_the_spread_along_every_learning_rate():
-    falling, flat = [arm(3.0), arm(2.0), arm(1.0)], [arm(3.0), arm(3.0), arm(1.0)]
-    assert claims.falls_with_l2({0.01: falling, 0.1: falling}) == "qualitatively"
-    assert claims.falls_with_l2({0.01: falling, 0.1: flat}) == "partly: only at η = 0.01"
-    assert claims.falls_with_l2({0.01: flat}) == "no"
+def test_more_l2_must_lower_the_spread_beyond_noise_along_every_row_without_rising_beyond_it():
+    falling = [arm(3.0), arm(3.0 - TWO_STD / 2), arm(3.0 - TWO_STD - EPS)]
+    within = [arm(3.0), arm(3.0), arm(3.0 - TWO_STD + EPS)]
+    rising = [arm(3.0), arm(3.0 + TWO_STD + EPS), arm(0.0)]
+    assert claims.falls(falling, NOISE) and not claims.falls(within, NOISE) and not claims.falls(rising, NOISE)
+    assert claims.falls([arm(3.0), arm(3.0 + TWO_STD - EPS), arm(0.0)], NOISE)  # a rise within noise is allowed
+    assert claims.falls_with_l2({"a": falling, "b": falling}, NOISE) == "qualitatively"
+    assert claims.falls_with_l2({"a": falling, "b": within}, NOISE) == "partly: only a"
+    assert claims.falls_with_l2({"b": within}, NOISE) == "no"
+    assert claims.falls_with_l2({"a": falling + [arm(0.0, tau=None)]}, NOISE).startswith("not tested")
 
 
-def test_l2_not_the_rate_when_adding_l2_lowers_the_spread_more_than_the_rate_did():
-    base = arm(10.0)
-    assert claims.l2_not_lr(base, arm(6.0), arm(2.0 - EPS)) == "yes"  # rate 4 pp, L2 4 pp + eps
-    assert claims.l2_not_lr(base, arm(6.0), arm(2.0 + EPS)).startswith("no")
+def test_the_l2_term_lowers_the_spread_when_its_control_is_higher_beyond_noise():
+    control = arm(5.0)
+    assert claims.l2_lowers(control, arm(5.0 - TWO_STD - EPS, wd=0.1), NOISE) == "yes"
+    assert claims.l2_lowers(control, arm(5.0 - TWO_STD + EPS, wd=0.1), NOISE) == "no: within noise"
+    assert claims.l2_lowers(control, arm(5.0 + TWO_STD + EPS, wd=0.1), NOISE) == "no: L2 raised the spread"
+    assert claims.l2_lowers(arm(5.0, tau=None), arm(0.0, wd=0.1), NOISE).startswith("not tested")
 
 
 def test_batch_size_rank_correlation_must_exceed_a_half():
@@ -86,13 +117,16 @@ def test_batch_size_rank_correlation_must_exceed_a_half():
 def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     empty = Finished("long_training", "smoke", [], 1, 4, 2)
     l2 = finished(arm(10.0, lr=0.01), arm(2.0, lr=0.1), arm(1.5, lr=0.1, wd=0.06), arm(5.0, lr=0.01, wd=0.06))
+    l2_clock = finished(arm(10.0), arm(9.5, wd=0.01), arm(5.0, wd=0.06), arm(8.0, epochs=6), arm(7.9, wd=0.1, epochs=6))
     batch = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
-    rows = claims.time_l2_batch_claims(empty, l2, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], scale="smoke")
+    rows = claims.time_l2_batch_claims(empty, l2, l2_clock, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], scale="smoke",
+                                       noise=NOISE)
     assert rows[0].ours == "not finished (1 of 4 runs finished, 0 of 2 arms complete)"
     assert rows[0].agrees == "not tested yet"
-    assert [r.agrees for r in rows[1:]] == ["qualitatively: 6.7× smaller, not ≈ 0.3 pp", "qualitatively",
-                                            "no: here the larger learning rate alone accounts for the drop",
-                                            "qualitatively"]
+    assert [r.agrees for r in rows[1:]] == ["qualitatively: 6.7× smaller, not ≈ 0.3 pp",
+                                            "partly: only η = 0.01, 3 epochs", "yes", "qualitatively"]
+    assert rows[2].ours.startswith("η = 0.01, 3 epochs: 10.0 → 9.5 → 5.0 pp at λ = 0, 0.01, 0.06; "
+                                   "η = 0.01, 6 epochs: 8.0 → 7.9 pp")
     assert "rank correlation +1.00" in rows[4].ours
 
 
@@ -125,6 +159,10 @@ def test_sgd_remembers_thresholds_on_spread_radial_memory_and_seed_noise():
     assert sgd(arm(8.0, radial=0.8 + EPS), empty, "smoke")[2].agrees == "yes"
     assert sgd(arm(8.0, radial=0.8 - EPS), empty, "smoke")[2].agrees == "no"
     assert sgd(arm(8.0), empty, "smoke")[3].agrees == "not tested yet"
+    assert sgd(arm(8.0), empty, "smoke")[1].agrees == "yes"
+    late = sgd(arm(8.0, tau=2), empty, "smoke")[1]  # interpolates at epoch 2, selected at epoch 1
+    assert late.agrees == "no: selected before it fits the training set at σ_w = 1, 2.71828"
+    assert late.ours == "0 of 2 σ_w at the selected checkpoint (2 reach 99.5 % at some epoch)"
     assert claims.above_seed_noise([3.0 + EPS, 3.0 + EPS], [0.5, 1.0])
     assert not claims.above_seed_noise([3.0 - EPS, 3.0 - EPS], [0.5, 1.0])
 
@@ -157,11 +195,48 @@ def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
     assert waiting.agrees == "not tested yet"
 
 
-def test_a_clock_claim_needs_rho_at_most_minus_a_half():
-    assert claims.falls_with_clock(-0.5) == "qualitatively"
-    assert claims.falls_with_clock(-0.5 + EPS).startswith("weakly")
-    assert claims.falls_with_clock(-EPS).startswith("weakly") and claims.falls_with_clock(0.0) == "no"
-    assert claims.falls_with_clock(None) == "not tested yet"
-    rows = claims.clock_claims({"T_SGD": [(1.0, 9.0), (2.0, 5.0), (3.0, 1.0)], "T_L2": [(1.0, 2.0)]}, "smoke")
-    assert [r.agrees for r in rows] == ["qualitatively", "not tested yet"]
-    assert rows[0].ours == "3 arms; rank correlation of spread with T_SGD: -1.00 (smoke)"
+def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1):
+    """A ClockPoint of an arm of ``spread`` pp on T_adapt, read at ``value`` (the whole run: ``run_value``)."""
+    a = arm(spread, optimizer, lr=lr, epochs=epochs, tau=tau)
+    return analysis.ClockPoint("x", a, "T_adapt", value, value, value, value if run_value is None else run_value,
+                               analysis.spread_estimate(a, NOISE))
+
+
+def test_a_clock_claim_needs_rho_at_most_minus_a_half_and_a_drop_beyond_noise():
+    drop = analysis.Difference(1.0, 0.5 - EPS, False)
+    assert claims.falls_with_clock(-0.5, drop) == "qualitatively"
+    assert claims.falls_with_clock(-0.5 + EPS, drop).startswith("weakly (ρ = -0.50 > −0.5")
+    assert claims.falls_with_clock(-1.0, analysis.Difference(1.0, 0.5 + EPS, False)).startswith("weakly")
+    assert claims.falls_with_clock(-1.0, analysis.Difference(-1.0, 0.1, False)).startswith("weakly")
+    assert claims.falls_with_clock(-EPS, drop).startswith("weakly") and claims.falls_with_clock(0.0, drop) == "no"
+    assert claims.falls_with_clock(None, None) == "not tested yet"
+
+
+def test_the_clock_trend_counts_only_arms_whose_selected_predictors_interpolate():
+    pts = [point(9.0, 1.0, lr=1e-3), point(5.0, 2.0, lr=2e-3), point(1.0, 3.0, lr=3e-3),
+           point(20.0, 4.0, lr=4e-3, tau=None)]
+    included, rho, drop = claims.trend(pts, "T_adapt", NOISE)
+    assert [p.value for p in included] == [1.0, 2.0, 3.0] and rho == pytest.approx(-1.0)
+    assert drop.value == pytest.approx(8.0) and not drop.paired
+    (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("a larger T_adapt")]
+    assert row.agrees == "qualitatively"
+    assert row.ours.startswith("3 arms (1 left out: selected predictor does not interpolate); ρ = -1.00")
+
+
+def test_equal_clock_pairs_collapse_when_their_spreads_agree_within_noise():
+    same = [point(5.0, 1.0, run_value=2.0, lr=1e-3, epochs=3), point(5.0 - TWO_STD + EPS, 1.5, run_value=2.0,
+                                                                      lr=5e-4, epochs=6)]
+    apart = [same[0], point(5.0 - TWO_STD - EPS, 1.5, run_value=2.0, lr=5e-4, epochs=6)]
+    other = [same[0], point(1.0, 1.0, run_value=2.0 * (1 + 1e-6), lr=5e-4, epochs=6)]
+    assert len(analysis.equal_clock_pairs(same)) == 1 and analysis.equal_clock_pairs(other) == []
+    for pts, verdict in ((same, "yes"), (apart, "no")):
+        (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("equal")]
+        assert row.agrees == verdict and "T_adapt = 2 over each run" in row.ours
+
+
+def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolates():
+    pts = [point(5.0, 1.0, run_value=2.0, lr=1e-3), point(3.0, 2.0, run_value=4.0, lr=2e-3),
+           point(1.0, 3.0, run_value=8.0, lr=4e-3, tau=None), point(2.0, 1.0, run_value=9.0, optimizer="muon")]
+    longest = analysis.longest_clock_arms(pts)
+    assert [(a.config.optimizer, a.config.lr) for a in longest] == [("adam", 2e-3), ("muon", 1e-3)]
+    assert analysis.longest_clock_arms(pts, mechanisms=("AdamW",)) == []

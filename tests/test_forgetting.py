@@ -26,13 +26,15 @@ def test_seed_means_spread_and_interpolation():
     assert sgd.acc_min == pytest.approx([0.88, 0.80, 0.70])
     assert sgd.spread_pp == pytest.approx(19.0)  # 89 - 70
     assert sgd.interpolated == [True, False, True]
-    assert sgd.spread_interp_pp == pytest.approx(19.0)
+    assert math.isnan(sgd.spread_interp_pp)  # every selected checkpoint (epoch 1) precedes its tau_interp
     assert math.isnan(sgd.tau[1]) and sgd.tau[0] == 2.5
     assert sgd.radial_memory == pytest.approx(1.0)  # final norm = 10 sigma
     assert adam.spread_pp == pytest.approx(1.0) and adam.radial_memory == pytest.approx(0.0)
-    assert adam.clock() == ("T_adapt", 0.5)
+    assert adam.clock() == ("T_adapt", pytest.approx(0.5 / 3))  # at the selected epoch 1 of 3
+    assert adam.run_clock() == ("T_adapt", 0.5)
     rows = analysis.summary_rows([sgd, adam])
-    assert rows[0]["spread (pp)"] == "19.0" and rows[0]["σ_w that interpolate"] == "2 of 3"
+    assert rows[0]["spread (pp)"] == "19.0"
+    assert rows[0]["σ_w interpolating at the selected checkpoint (at some epoch)"] == "0 of 3 (2)"  # epoch 1 < tau
 
 
 def test_last_epoch_spread_is_separate_from_the_selected_one():
@@ -49,7 +51,7 @@ def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
                rec(1.0, 0, 0.1, None, 1e9, wd=0.06, status="diverged")]
     (arm,) = analysis.arms(records)
     assert arm.label == "SGD + L2 (η = 0.01, λ = 0.06)"
-    assert arm.clock() == ("T_L2", pytest.approx(0.3))
+    assert arm.run_clock() == ("T_L2", pytest.approx(0.3))
     assert arm.diverged == [False, True, False]
     assert arm.spread_pp == pytest.approx(40.0)
     assert math.isnan(arm.spread_interp_pp)  # only one sigma_w interpolated
@@ -60,9 +62,9 @@ def test_norm_ratios_and_radial_memory_over_epochs():
     records = [rec(0.1, 0, 0.9, 1, 2.0), rec(2.5, 0, 0.8, 1, 2.0)]
     (arm,) = analysis.arms(records)
     curves = analysis.norm_ratio_curves(arm)
-    assert curves[0.1] == pytest.approx([1.0, 1.1, 2.0])
+    assert curves[0.1] == pytest.approx([1.0, 1.1, 1.1, 2.0])
     r_t = analysis.radial_memory_by_epoch(arm)
-    assert r_t[0] == pytest.approx(1.0) and r_t[1] == pytest.approx(1.0) and r_t[2] == pytest.approx(0.0)
+    assert r_t[0] == pytest.approx(1.0) and r_t[2] == pytest.approx(1.0) and r_t[3] == pytest.approx(0.0)
     assert isinstance(r_t, np.ndarray)
 
 
@@ -75,9 +77,9 @@ def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
 def test_momentum_sgd_is_timed_with_its_effective_step():
     records = [rec(0.1, 0, 0.9, 1, 1.0, optimizer="msgd"), rec(2.5, 0, 0.9, 1, 2.0, optimizer="msgd")]
     (arm,) = analysis.arms(records)
-    key, value = arm.clock()
+    key, value = arm.run_clock()
     assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
-    assert "effective" in analysis.summary_rows([arm])[0]["clock"]
+    assert "effective" in analysis.summary_rows([arm])[0]["clock at the selected checkpoints (whole run)"]
     assert analysis.effective_lr(records[0].config) == pytest.approx(0.01 / (1 - 0.9))
     with_option = dataclasses.replace(records[0].config, options={"momentum": 0.5})
     assert analysis.effective_lr(with_option) == pytest.approx(0.02)
@@ -87,7 +89,7 @@ def test_momentum_sgd_is_timed_with_its_effective_step():
 def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
     record = rec(0.1, 0, 0.9, 1, 1.0, optimizer="lion")
     with pytest.raises(ValueError, match="unknown optimizer 'lion'; choose one of: sgd"):
-        analysis.forgetting_clock(record)
+        analysis.clock_key(record.config)
     with pytest.raises(ValueError, match="unknown optimizer 'lion'"):
         analysis.arm_label(record.config)
 

@@ -129,7 +129,7 @@ def test_bad_optimizer_arguments_are_explained():
 
 def test_the_registry_names_each_optimizers_clock_and_defaults():
     assert {n: s.clock for n, s in OPTIMIZERS.items()} == {"sgd": "T_SGD", "msgd": "T_SGD", "adam": "T_adapt",
-                                                           "adamw": "T_L2", "muon": "T_adapt"}
+                                                           "adamw": "T_adapt", "muon": "T_adapt"}
     assert OPTIMIZERS["msgd"].defaults["momentum"] == 0.9 and OPTIMIZERS["sgd"].defaults["momentum"] == 0.0
     assert [n for n, s in OPTIMIZERS.items() if s.needs_population] == ["muon"]
     with pytest.raises(ValueError, match="optimizer 'lion': unknown clock 'T_lion'; choose one of: T_SGD"):

@@ -395,11 +395,46 @@ def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
 
 
 @pytest.mark.parametrize("scale", ["book", "gpu"])
-def test_adaptive_clock_spans_its_clock_and_holds_an_equal_clock_pair(scale):
-    clocks = [round(experiments.planned_clocks(c)[1]["T_adapt"], 9)
-              for c in experiments.arm_configs("adaptive_clock", scale)]
-    assert all(c.optimizer == "adam" for c in runs("adaptive_clock", scale))
-    assert max(clocks) / min(clocks) >= 10**1.5  # at least 1.5 decades of T_adapt
-    assert len(set(clocks)) < len(clocks)  # two arms reach one clock by different rates and lengths
-    adam = {run_id(c) for c in runs("optimizers", scale) if c.optimizer == "adam"}
-    assert {run_id(c) for c in runs("adaptive_clock", scale)} & adam  # the optimizers chapter's Adam is reused
+def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_that_acts(scale):
+    configs = experiments.arm_configs("adaptive_clock", scale)
+    by_optimizer = {}
+    for c in configs:
+        by_optimizer.setdefault(c.optimizer, []).append(c)
+    assert set(by_optimizer) == {"adam", "adamw", "muon"}
+    adam = [round(experiments.planned_clocks(c)[1]["T_adapt"], 9) for c in by_optimizer["adam"]]
+    assert max(adam) / min(adam) >= 10**1.5  # at least 1.5 decades of T_adapt
+    assert len(set(adam)) < len(adam)  # two arms reach one clock by different rates and lengths
+    for c in by_optimizer["adamw"]:  # the decoupled decay shrinks by lambda lr per step, 1e-5 ... 1e-3
+        assert 1e-5 <= c.lr * c.weight_decay <= 1e-3 and experiments.planned_clocks(c)[1]["T_L2"] > 0
+    muon = sorted(experiments.planned_clocks(c)[1]["T_adapt"] for c in by_optimizer["muon"])
+    assert len(muon) == 2 and muon[0] < muon[1]
+    optimizers = {run_id(c) for c in runs("optimizers", scale) if c.optimizer in ("adam", "muon")}
+    reused = {run_id(c) for c in runs("adaptive_clock", scale)} & optimizers
+    assert {c.optimizer for c in runs("adaptive_clock", scale) if run_id(c) in reused} == {"adam", "muon"}
+
+
+@pytest.mark.parametrize("scale", ["book", "gpu"])
+def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shrink(scale):
+    configs = experiments.arm_configs("l2_clock", scale)
+    assert {c.optimizer for c in configs} == {"sgd"} and len({c.lr for c in configs}) == 1  # one learning rate
+    t_l2 = {(c.weight_decay, c.epochs): experiments.planned_clocks(c)[1]["T_L2"] for c in configs}
+    decayed = [t for (wd, _), t in t_l2.items() if wd > 0]
+    assert min(decayed) <= 1.0 and max(decayed) >= 4.0  # from below 1 to at least 4
+    assert all(1e-4 <= c.lr * c.weight_decay <= 1e-3 for c in configs if c.weight_decay)
+    assert {e for _, e in t_l2} == {e for wd, e in t_l2 if wd == 0}  # a lambda = 0 control at every length
+    rounded = [round(t, 9) for t in decayed]
+    assert len(set(rounded)) < len(rounded)  # one T_L2 reached by two (lambda, length) pairs
+
+
+@pytest.mark.parametrize("scale", ["book", "gpu"])
+def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(scale):
+    g = experiments.grids(scale)
+    configs = runs("seeds", scale)
+    assert {c.seed for c in configs} == set(g.noise_seeds) and {c.sigma_w for c in configs} == set(g.quick_sigma_w)
+    assert {c.optimizer for c in configs} == {"sgd", "adam", "adamw", "muon"}  # momentum SGD is not a headline arm
+    longest_adam = max(experiments.planned_clocks(c)[1]["T_adapt"] for c in runs("adaptive_clock", scale)
+                       if c.optimizer == "adam")
+    assert max(experiments.planned_clocks(c)[1]["T_adapt"] for c in configs if c.optimizer == "adam") == longest_adam
+    longest_l2 = max(experiments.planned_clocks(c)[1]["T_L2"] for c in runs("l2_clock", scale))
+    assert max(experiments.planned_clocks(c)[1]["T_L2"] for c in configs if c.optimizer == "sgd") == \
+        pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", scale)[-1])[1]["T_L2"]))

@@ -1,12 +1,15 @@
 """Part I analysis: from the records of a results file to the quantities the chapters show.
 
-Runs are grouped into *arms* (everything but sigma_w and seed); within an arm, seed-means are taken per sigma_w
-(Das et al. 2026): Acc(sigma) = mean over seeds of the selected test accuracy, and
+Runs are grouped into *arms* (everything but sigma_w and seed). Each run is read at the checkpoint a stated
+selection rule picks (:data:`SELECTIONS`: the paper's best validation loss over the run, or the same over the
+run's second half); within an arm, seed-means are taken per sigma_w (Das et al. 2026): Acc(sigma) = mean over
+seeds of the selected test accuracy, and
 
     Spread = max_sigma Acc(sigma) - min_sigma Acc(sigma)   (pp),
 
 Spread^interp the same over the sigma_w whose every seed interpolated, and the radial memory R = slope of
-log ||W_E|| against log sigma_w over seed-mean final norms.
+log ||W_E|| against log sigma_w over seed-mean final norms. Clocks are read at the selected checkpoints (the
+ones whose accuracy is plotted), and "interpolates" means the selected checkpoint itself fits the training set.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 
 from fibook.forgetting import metrics
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
-from fibook.forgetting.optimizers import get_optimizer
+from fibook.forgetting.optimizers import CLOCKS, get_optimizer
 from fibook.forgetting.train import TrainConfig
 from fibook.results import Record, load
 from fibook.scales import get_scale
@@ -89,35 +92,82 @@ def effective_lr(config: TrainConfig) -> float:
     return config.lr / (1 - heavy_ball_momentum(config))
 
 
-def forgetting_clock(record: Record) -> tuple[str, float]:
-    """The clock that governs a run's forgetting mechanism: T_L2 for runs with weight decay, else its
-    optimizer's clock (:data:`fibook.forgetting.optimizers.OPTIMIZERS`). An SGD-type run with momentum mu is measured at
-    its effective step eta / (1 - mu) (:func:`effective_lr`), so its T_SGD is the recorded (raw-eta) value
-    times 1 / (1 - mu)^2."""
-    config, clocks = record.config, record.summary.clocks
-    key = "T_L2" if config.weight_decay else get_optimizer(config.optimizer).clock
+def clock_key(config: TrainConfig) -> str:
+    """The clock that governs a run's forgetting mechanism: T_L2 for SGD with (coupled) L2, else its optimizer's
+    clock (:data:`fibook.forgetting.optimizers.OPTIMIZERS`; AdamW's decoupled decay advances T_L2 too, reported
+    beside its T_adapt)."""
+    return "T_L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).clock
+
+
+def forgetting_clock(config: TrainConfig, clocks: dict[str, float]) -> tuple[str, float]:
+    """The mechanism's clock (:func:`clock_key`) read from ``clocks`` (a run's, or a checkpoint's). An SGD-type
+    run with momentum mu is measured at its effective step eta / (1 - mu) (:func:`effective_lr`), so its T_SGD
+    is the recorded (raw-eta) value times 1 / (1 - mu)^2."""
+    key = clock_key(config)
     if key == "T_SGD":
         return key, clocks[key] / (1 - heavy_ball_momentum(config)) ** 2
     return key, clocks[key]
 
 
+SELECTIONS = {
+    "best": "the lowest validation loss over every epoch 1..E (the paper's validation-selected predictor)",
+    "late": "the lowest validation loss over the run's second half, E/2 < t <= E",
+}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The checkpoint of one run that a selection rule picks: its epoch, test and (eval-mode) train accuracy,
+    and the clocks accumulated up to it."""
+
+    epoch: int
+    test_acc: float
+    train_acc: float
+    clocks: dict[str, float]
+
+    @property
+    def interpolates(self) -> bool:
+        """The selected predictor itself fits the training set (train accuracy >= 99.5 %)."""
+        return self.train_acc >= metrics.INTERPOLATION_THRESHOLD
+
+
+def checkpoint(record: Record, selection: str = "best") -> Checkpoint | None:
+    """The checkpoint of ``record`` that rule ``selection`` (:data:`SELECTIONS`) picks: ``best`` is the run's own
+    validation-selected epoch (:func:`fibook.forgetting.metrics.selected_epoch` over 1..E), ``late`` the same
+    over the second half (:func:`fibook.forgetting.metrics.late_window_start`). None when no epoch qualifies (a
+    run that diverged before the window)."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"unknown selection {selection!r}; choose one of: {', '.join(SELECTIONS)}")
+    h = record.history
+    if selection == "best":
+        t = record.summary.selected_epoch
+    else:
+        t = metrics.selected_epoch(h["val_loss"], metrics.late_window_start(record.config.epochs))
+    if t is None:
+        return None
+    return Checkpoint(t, float(h["test_acc"][t]), float(h["train_acc"][t]), {k: float(h[k][t]) for k in CLOCKS})
+
+
 @dataclass
 class Arm:
-    """One arm's runs, seed-averaged per sigma_w."""
+    """One arm's runs, seed-averaged per sigma_w, each run read at the checkpoint of rule ``selection``."""
 
     label: str
     config: TrainConfig  # of its first run
+    selection: str
     sigmas: list[float]
     acc: list[float]  # seed-mean selected test accuracy per sigma (fraction)
     final_acc: list[float]  # seed-mean test accuracy at the last epoch per sigma (fraction)
     acc_min: list[float]
     acc_max: list[float]
-    interpolated: list[bool]  # every seed reached train accuracy >= 99.5 %
+    interpolated: list[bool]  # every seed reached train accuracy >= 99.5 % at some epoch
+    selected_interpolated: list[bool]  # every seed's selected checkpoint has train accuracy >= 99.5 %
     tau: list[float]  # seed-mean tau_interp (nan where some seed never interpolated)
     init_norm: list[float]
     final_norm: list[float]
     diverged: list[bool]  # some seed diverged
     records: list[Record]
+    checkpoints: list[Checkpoint | None]  # of each record, by rule ``selection``
 
     @property
     def spread_pp(self) -> float:
@@ -132,7 +182,8 @@ class Arm:
 
     @property
     def spread_interp_pp(self) -> float:
-        ok = {s: a for s, a, i in zip(self.sigmas, self.acc, self.interpolated, strict=True) if i}
+        """Spread^interp: over the sigma_w whose every seed's selected checkpoint fits the training set."""
+        ok = {s: a for s, a, i in zip(self.sigmas, self.acc, self.selected_interpolated, strict=True) if i}
         return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
 
     @property
@@ -140,12 +191,35 @@ class Arm:
         pairs = [(s, n) for s, n, d in zip(self.sigmas, self.final_norm, self.diverged, strict=True) if not d]
         return metrics.radial_memory_slope(*zip(*pairs, strict=True)) if len(pairs) >= 2 else math.nan
 
+    @property
+    def interpolates_at_selection(self) -> bool:
+        """The paper's condition: at every sigma_w, every seed's selected predictor fits the training set."""
+        return all(self.selected_interpolated)
+
     def clock(self) -> tuple[str, float]:
-        return forgetting_clock(self.records[0])
+        """The mechanism's clock at the selected checkpoints (the median over the arm's runs): the clock of the
+        predictors whose accuracy the spread is made of."""
+        values = [forgetting_clock(self.config, c.clocks)[1] for c in self.checkpoints if c is not None]
+        return clock_key(self.config), float(np.median(values)) if values else math.nan
+
+    def run_clock(self) -> tuple[str, float]:
+        """The mechanism's clock over the whole run (every step taken)."""
+        return forgetting_clock(self.config, self.records[0].summary.clocks)
+
+    def selected_epochs(self) -> list[int | None]:
+        return [None if c is None else c.epoch for c in self.checkpoints]
+
+    def epoch_range(self) -> str:
+        """The selected epochs, ``21–29`` (``—`` when none)."""
+        epochs = [e for e in self.selected_epochs() if e is not None]
+        return "—" if not epochs else f"{min(epochs)}" if min(epochs) == max(epochs) else \
+            f"{min(epochs)}–{max(epochs)}"
 
 
-def arms(records: list[Record], show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> list[Arm]:
-    """Group finished (ok or diverged) records into arms, in order of first appearance, sigma_w ascending."""
+def arms(records: list[Record], show: Sequence[str] = ("optimizer", "lr", "weight_decay"),
+         selection: str = "best") -> list[Arm]:
+    """Group finished (ok or diverged) records into arms, in order of first appearance, sigma_w ascending, each
+    run read at the checkpoint of rule ``selection`` (:data:`SELECTIONS`)."""
     groups: dict[tuple, list[Record]] = defaultdict(list)
     for r in records:
         if r.status in ("ok", "diverged"):
@@ -159,25 +233,30 @@ def arms(records: list[Record], show: Sequence[str] = ("optimizer", "lr", "weigh
         cols = defaultdict(list)
         for s in sigmas:
             seeds = by_sigma[s]
-            accs = [r.summary.selected_test_acc or 0.0 for r in seeds]
+            points = [checkpoint(r, selection) for r in seeds]
+            cols["checkpoints"].extend(points)
+            cols["records"].extend(seeds)
+            accs = [0.0 if c is None else c.test_acc for c in points]
             taus = [r.summary.tau_interp for r in seeds]
             cols["acc"].append(float(np.mean(accs)))
             cols["final_acc"].append(float(np.mean([r.summary.final_test_acc or 0.0 for r in seeds])))
             cols["acc_min"].append(min(accs))
             cols["acc_max"].append(max(accs))
             cols["interpolated"].append(all(t is not None for t in taus))
+            cols["selected_interpolated"].append(all(c is not None and c.interpolates for c in points))
             cols["tau"].append(float(np.mean(taus)) if all(t is not None for t in taus) else math.nan)
             cols["init_norm"].append(float(np.mean([r.summary.init_weight_norm for r in seeds])))
             cols["final_norm"].append(float(np.mean([r.summary.final_weight_norm for r in seeds])))
             cols["diverged"].append(any(r.status == "diverged" for r in seeds))
-        out.append(Arm(label=arm_label(rs[0].config, show), config=rs[0].config, sigmas=sigmas,
-                       records=rs, **cols))
+        out.append(Arm(label=arm_label(rs[0].config, show), config=rs[0].config, selection=selection,
+                       sigmas=sigmas, **cols))
     return out
 
 
 def summary_rows(arm_list: list[Arm]) -> list[dict]:
-    """One display row per arm: spread (selected epoch, and last epoch), spread over interpolating sigma_w,
-    radial memory, clock."""
+    """One display row per arm: spread (selected checkpoint, and last epoch), spread over the sigma_w whose
+    selected checkpoint interpolates, how many interpolate there (and at some epoch), the selected epochs, radial
+    memory, and the clock at the selected checkpoints with the whole run's beside it."""
     def pp(value: float) -> str:
         return "—" if math.isnan(value) else f"{value:.1f}"
 
@@ -189,9 +268,12 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
             "spread (pp)": pp(a.spread_pp),
             "spread, interpolating σ_w only (pp)": pp(a.spread_interp_pp),
             "spread at the last epoch (pp)": pp(a.final_spread_pp),
-            "σ_w that interpolate": f"{sum(a.interpolated)} of {len(a.sigmas)}",
+            "σ_w interpolating at the selected checkpoint (at some epoch)":
+                f"{sum(a.selected_interpolated)} of {len(a.sigmas)} ({sum(a.interpolated)})",
+            "selected epochs": f"{a.epoch_range()} of {a.config.epochs}",
             "radial memory R": f"{a.radial_memory:.2f}",
-            "clock": f"{clock} = {value:.3g}" + (" (effective η/(1−μ))" if a.config.optimizer == "msgd" else ""),
+            "clock at the selected checkpoints (whole run)": f"{clock} = {value:.3g} ({a.run_clock()[1]:.3g})"
+                     + (" (effective η/(1−μ))" if a.config.optimizer == "msgd" else ""),
         })
     return rows
 
@@ -200,9 +282,9 @@ def seed_spreads(arm: Arm) -> dict[int, float]:
     """Per seed, the spread (pp) of that seed's selected test accuracy over the arm's sigma_w: how much the
     spread itself varies from seed to seed. Seeds that lack a sigma_w of the arm, or diverged at one, are left out."""
     by_seed: dict[int, dict[float, float]] = defaultdict(dict)
-    for r in arm.records:
-        if r.status == "ok":
-            by_seed[r.config.seed][r.config.sigma_w] = r.summary.selected_test_acc or 0.0
+    for r, c in zip(arm.records, arm.checkpoints, strict=True):
+        if r.status == "ok" and c is not None:
+            by_seed[r.config.seed][r.config.sigma_w] = c.test_acc
     return {seed: metrics.spread_pp(accs) for seed, accs in sorted(by_seed.items()) if len(accs) == len(arm.sigmas)}
 
 
@@ -210,8 +292,8 @@ def seed_std_pp(arm: Arm) -> dict[float, float]:
     """Per sigma_w, the sample standard deviation (ddof = 1, pp) of the selected test accuracy over seeds."""
     out = {}
     for s in arm.sigmas:
-        accs = [r.summary.selected_test_acc or 0.0 for r in arm.records
-                if r.config.sigma_w == s and r.status == "ok"]
+        accs = [c.test_acc for r, c in zip(arm.records, arm.checkpoints, strict=True)
+                if r.config.sigma_w == s and r.status == "ok" and c is not None]
         out[s] = 100 * float(np.std(accs, ddof=1)) if len(accs) >= 2 else math.nan
     return out
 
@@ -238,13 +320,15 @@ def radial_memory_by_epoch(arm: Arm) -> np.ndarray:
     return np.array([metrics.radial_memory_slope(sigmas, [hist[s][t] for s in sigmas]) for t in range(epochs)])
 
 
-def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay")) -> list[Arm]:
-    """The arms of an experiment's results file at ``scale``; a clear error when nothing has been run there."""
+def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay"),
+              selection: str = "best") -> list[Arm]:
+    """The arms of an experiment's results file at ``scale`` (read by rule ``selection``); a clear error when
+    nothing has been run there."""
     records = load(experiment, scale)
     if not records:
         raise RuntimeError(f"no results for '{experiment}' at scale '{scale}': set RERUN = True in the parameters "
                            f"cell, or run `python -m fibook sweep {experiment} --scale {scale}`")
-    return arms(records, show)
+    return arms(records, show, selection)
 
 
 @dataclass
@@ -269,12 +353,218 @@ class Finished:
         return f"{self.experiment} at scale '{self.scale}': {self.progress}"
 
 
-def finished_arms(experiment: str, scale: str, show: Sequence[str]) -> Finished:
-    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed, and how
-    much of the experiment has run."""
+def finished_arms(experiment: str, scale: str, show: Sequence[str], selection: str = "best") -> Finished:
+    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed (read by
+    rule ``selection``), and how much of the experiment has run."""
     exp, f, g = EXPERIMENTS[experiment], get_scale(scale).forgetting, grids(scale)
     grid, n_seeds = len(exp.sigmas(f, g)), len(exp.seeds(f, g))
-    found = arms(load(experiment, scale), show)
+    found = arms(load(experiment, scale), show, selection)
     done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
     total = len(runs(experiment, scale))
     return Finished(experiment, scale, done, sum(len(a.records) for a in found), total, total // (grid * n_seeds))
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """How large a spread is by chance at one scale, from the ``seed_noise`` experiment (one arm, several seeds)
+    and the size of the test set.
+
+    Each seed-mean accuracy Acc(sigma) carries noise of standard deviation s = sqrt(s_seed^2 + s_test^2): s_seed
+    the pooled per-sigma_w standard deviation over seeds (run-to-run variation: init and data order), s_test =
+    100 sqrt(p (1 - p) / n_test) the binomial error of a test set of n_test images. A spread over k sigma_w that do
+    not matter at all is then d_k s on average (:func:`fibook.forgetting.metrics.expected_range`): the floor.
+    ``spread_std_pp`` is the standard deviation over seeds of the spread itself, the error bar of an arm that ran
+    one seed."""
+
+    seed_std_pp: float
+    spread_std_pp: float
+    n_test: int
+    seeds: int
+
+    def accuracy_noise_pp(self, accuracy: float) -> float:
+        return math.hypot(self.seed_std_pp, metrics.binomial_se_pp(accuracy, self.n_test))
+
+    def floor_pp(self, k: int, accuracy: float) -> float:
+        """The expected spread of k sigma_w values with no effect at a typical accuracy ``accuracy``."""
+        return metrics.expected_range(k) * self.accuracy_noise_pp(accuracy)
+
+
+def noise_floor(scale: str, selection: str = "best") -> NoiseFloor | None:
+    """The :class:`NoiseFloor` of ``scale`` from its ``seed_noise`` arm read by rule ``selection``; None until
+    that arm has finished."""
+    done = finished_arms("seed_noise", scale, ("lr",), selection)
+    if not done.arms:
+        return None
+    (arm,) = done.arms
+    variances = [v**2 for v in seed_std_pp(arm).values()]
+    per_seed = list(seed_spreads(arm).values())
+    return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))),
+                      spread_std_pp=float(np.std(per_seed, ddof=1)), n_test=arm.config.n_test or 0,
+                      seeds=len(per_seed))
+
+
+@dataclass(frozen=True)
+class SpreadEstimate:
+    """An arm's spread as mean +- std over seeds (the per-seed spreads of :func:`seed_spreads`); an arm with one
+    seed borrows the std of the scale's :class:`NoiseFloor` (``borrowed``)."""
+
+    mean: float
+    std: float
+    seeds: int
+    borrowed: bool
+
+    def __str__(self) -> str:
+        source = "seed_noise's std" if self.borrowed else "std over seeds"
+        return f"{self.mean:.1f} ± {self.std:.1f} pp ({self.seeds} seed{'s' * (self.seeds != 1)}; {source})"
+
+
+def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
+    """The spread of ``arm`` with its error bar (:class:`SpreadEstimate`): over its own seeds when it has two or
+    more complete ones, else its one spread with ``noise``'s ``spread_std_pp`` (nan without a noise floor)."""
+    per_seed = list(seed_spreads(arm).values())
+    if len(per_seed) >= 2:
+        return SpreadEstimate(float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)), len(per_seed), False)
+    std = noise.spread_std_pp if noise is not None else math.nan
+    return SpreadEstimate(arm.spread_pp, std, len(per_seed), True)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference of two arms' spreads (pp) with its standard deviation: ``paired`` over the seeds both ran
+    (common random numbers: a seed fixes the init draw and the data order in every arm) when they share two or
+    more, else from each arm's own error bar (:class:`SpreadEstimate`, the borrowed one for single-seed arms)."""
+
+    value: float
+    std: float
+    paired: bool
+
+    def __str__(self) -> str:
+        return f"{self.value:+.1f} ± {self.std:.1f} pp{' (paired)' if self.paired else ''}"
+
+
+def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None) -> Difference:
+    """Spread of ``a`` minus spread of ``b``: paired, mean of the per-seed differences with standard error
+    sd / sqrt(n), over the n >= 2 seeds both have; otherwise the difference of the :func:`spread_estimate` means
+    with std sqrt(se_a^2 + se_b^2), se = std / sqrt(seeds)."""
+    sa, sb = seed_spreads(a), seed_spreads(b)
+    common = sorted(set(sa) & set(sb))
+    if len(common) >= 2:
+        d = np.array([sa[s] - sb[s] for s in common])
+        return Difference(float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d))), True)
+    ea, eb = spread_estimate(a, noise), spread_estimate(b, noise)
+    return Difference(ea.mean - eb.mean, math.hypot(ea.std / math.sqrt(max(ea.seeds, 1)),
+                                                    eb.std / math.sqrt(max(eb.seeds, 1))), False)
+
+
+MECHANISMS = {  # marker group of an arm in the collapse figure -> the clock it is read on
+    "SGD": "T_SGD", "momentum SGD": "T_SGD", "SGD + L2": "T_L2", "Adam": "T_adapt", "AdamW": "T_adapt",
+    "Muon": "T_adapt",
+}
+
+
+def mechanism(config: TrainConfig) -> str:
+    """``SGD``, ``momentum SGD``, ``SGD + L2``, ``Adam``, ``AdamW`` or ``Muon``: an arm's group in the collapse."""
+    return "SGD + L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).label
+
+
+@dataclass(frozen=True)
+class ClockPoint:
+    """One arm on its mechanism's clock: the clock at its selected checkpoints (median, and the range over its
+    runs), the whole run's clock, and its spread with error bar. ``included``: the paper's condition holds
+    (every selected predictor interpolates), so the arm counts in the clock's trend."""
+
+    experiment: str
+    arm: Arm
+    clock: str
+    value: float
+    low: float
+    high: float
+    run_value: float
+    spread: SpreadEstimate
+
+    @property
+    def mechanism(self) -> str:
+        return mechanism(self.arm.config)
+
+    @property
+    def included(self) -> bool:
+        return self.arm.interpolates_at_selection
+
+
+def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None) -> ClockPoint:
+    values = [forgetting_clock(arm.config, c.clocks)[1] for c in arm.checkpoints if c is not None]
+    key, value = arm.clock()
+    return ClockPoint(experiment, arm, key, value, min(values, default=math.nan), max(values, default=math.nan),
+                      arm.run_clock()[1], spread_estimate(arm, noise))
+
+
+def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9") -> list[ClockPoint]:
+    """Every arm of Part I's experiments on ``arch`` (other architectures differ in more than their clocks) as a
+    :class:`ClockPoint`, read by rule ``selection`` on the quick sigma_w grid that every experiment runs (so that
+    every spread is over the same sigma_w), with the runs of all experiments pooled (an arm that ``seed_noise``
+    ran on three seeds has three). An arm counts once every seed it has covers the grid; it is labelled with the
+    first experiment that holds it. Ordered by clock, then by its value."""
+    grid = set(grids(scale).quick_sigma_w)
+    pooled: dict[str, Record] = {}
+    first: dict[tuple, str] = {}
+    for name in EXPERIMENTS:
+        for r in load(name, scale):
+            if r.config.arch == arch and r.config.sigma_w in grid:
+                pooled.setdefault(r.id, r)
+                first.setdefault(arm_of(r.config), name)
+    points = []
+    for arm in arms(list(pooled.values()), ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection):
+        seeds = {r.config.seed for r in arm.records}
+        if set(arm.sigmas) == grid and len(arm.records) == len(grid) * len(seeds):
+            points.append(clock_point(first[arm_of(arm.config)], arm, noise))
+    return sorted(points, key=lambda p: (p.clock, p.value))
+
+
+def equal_clock_pairs(points: Sequence[ClockPoint]) -> list[tuple[ClockPoint, ClockPoint]]:
+    """Pairs of arms of one mechanism whose whole runs reach the same clock (to 9 significant digits) by a
+    different learning rate, weight decay or length: the collapse test, equal clock, equal spread?"""
+    pairs = []
+    for i, p in enumerate(points):
+        for q in points[i + 1:]:
+            if (p.mechanism == q.mechanism and f"{p.run_value:.9g}" == f"{q.run_value:.9g}"
+                    and p.arm.config.batch_size == q.arm.config.batch_size):
+                pairs.append((p, q))
+    return pairs
+
+
+def longest_clock_arms(points: Sequence[ClockPoint], mechanisms: Sequence[str] = ("Adam", "AdamW", "Muon")
+                       ) -> list[Arm]:
+    """Per mechanism, the arm whose whole run reached the largest clock among those whose selected predictors
+    interpolate (the adaptive arms run longest, for the optimizers chapter)."""
+    out = []
+    for name in mechanisms:
+        pts = [p for p in points if p.mechanism == name and p.included]
+        if pts:
+            out.append(max(pts, key=lambda p: p.run_value).arm)
+    return out
+
+
+def baseline_arm(points: Sequence[ClockPoint], scale: str) -> Arm | None:
+    """Low-learning-rate SGD at the scale's rate, b = 128 and length, among ``points`` (its quick-grid arm)."""
+    f, g = get_scale(scale).forgetting, grids(scale)
+    for p in points:
+        c = p.arm.config
+        if (c.optimizer, c.lr, c.weight_decay, c.batch_size, c.epochs) == ("sgd", g.sgd_lr, 0.0, 128, f.epochs):
+            return p.arm
+    return None
+
+
+def selection_rows(experiment: str, scale: str, selections: Sequence[str] = tuple(SELECTIONS)) -> list[dict]:
+    """Per arm of ``experiment``: under each rule of :data:`SELECTIONS`, the spread, the selected epochs and how
+    many sigma_w's selected predictors interpolate (how much a verdict owes to the checkpoint it reads)."""
+    by_rule = {s: load_arms(experiment, scale, selection=s) for s in selections}
+    rows = []
+    for i, first in enumerate(by_rule[selections[0]]):
+        row = {"arm": first.label}
+        for s, arm_list in by_rule.items():
+            a = arm_list[i]
+            row[f"{s}: spread (pp)"] = f"{a.spread_pp:.1f}"
+            row[f"{s}: epochs"] = a.epoch_range()
+            row[f"{s}: interpolating"] = f"{sum(a.selected_interpolated)} of {len(a.sigmas)}"
+        rows.append(row)
+    return rows

@@ -6,7 +6,17 @@ tested just above and just below each threshold. ``paper`` says what the paper r
 ``ours`` the number measured here with the setting it was measured in.
 
 Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged arms of
-:mod:`fibook.forgetting.analysis`:
+:mod:`fibook.forgetting.analysis`. Three rules apply to every spread verdict before its threshold:
+
+* ``SELECTION = "late"``: the optimizers, time/LR/L2/batch and clocks chapters read every run at its lowest
+  validation loss over the run's second half (the paper's selected predictor must fit the training set, and a
+  40-epoch run's best validation loss often comes before it does; a long run's second half also lies after a
+  short run's end, so training longer can change what is selected).
+* The paper's condition: a spread verdict needs every sigma_w's selected predictor to interpolate
+  (:func:`condition`); an arm that does not is shown and its row says "not tested".
+* ``NOISE_SIGMAS = 2.0``: a difference of spreads counts only beyond 2 standard deviations of the difference
+  (:func:`beyond_noise`, :func:`fibook.forgetting.analysis.spread_difference`: paired over shared seeds, else
+  each arm's own error bar).
 
 =================================  ==========================================================================
 ``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
@@ -23,7 +33,8 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 ``NOISE_MULTIPLE = 3.0``           a spread is "far larger than seed noise" when the seed-mean spread exceeds
                                    3 x the largest per-sigma_w seed standard deviation
 ``CLOCK_RHO = -0.5``               "a larger clock leaves a smaller spread": Spearman rank correlation of spread
-                                   with the clock at or below -0.5 across arms (weakly between -0.5 and 0)
+                                   with the clock at or below -0.5 across the included arms, and the arm at the
+                                   smallest clock above the one at the largest beyond noise (weakly: rho < 0)
 ``INVARIANCE_TOL = 1e-9``          BatchNorm scale invariance holds when the loss moves by less than 1e-9 and
                                    the gradient's cosine with the weight is below 1e-9 (float64)
 ``LOGIT_FLOOR = 1e-4``             sigma_w only scales the initial logits when the relative deviation from
@@ -39,11 +50,27 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from fibook.forgetting.analysis import Arm, Finished, effective_lr, seed_spreads, seed_std_pp, setting, sgd_with_l2
+from fibook.forgetting.analysis import (
+    Arm,
+    ClockPoint,
+    Difference,
+    Finished,
+    NoiseFloor,
+    effective_lr,
+    equal_clock_pairs,
+    seed_spreads,
+    seed_std_pp,
+    setting,
+    sgd_with_l2,
+    spread_difference,
+    spread_estimate,
+)
 from fibook.forgetting.metrics import rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import Claim, below
 
+SELECTION = "late"
+NOISE_SIGMAS = 2.0
 ERASES_FRACTION = 0.5
 COMMON_NORM_R = 0.5
 KEEPS_FRACTION = 0.5
@@ -63,13 +90,36 @@ def arm_key(arm: Arm) -> str:
 
 
 def interpolating(arm: Arm) -> str:
-    """``3 of 5 σ_w interpolate``: sigma_w values at which every seed reached the interpolation threshold."""
-    return f"{sum(arm.interpolated)} of {len(arm.sigmas)} σ_w interpolate"
+    """``3 of 5 σ_w interpolate at the selected checkpoint``: sigma_w values whose every seed's selected
+    predictor fits the training set."""
+    return f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w interpolate at the selected checkpoint"
 
 
-def erases(arm: Arm, sgd: Arm) -> str:
-    """``qualitatively`` when ``arm``'s spread is below ``ERASES_FRACTION`` of SGD's, else ``no``."""
-    return "qualitatively" if arm.spread_pp < ERASES_FRACTION * sgd.spread_pp else "no"
+def condition(*arm_list: Arm) -> str | None:
+    """None when the paper's condition holds for every arm (each sigma_w's selected predictor interpolates),
+    else the verdict that replaces the comparison: ``not tested: ... does not interpolate``."""
+    failing = [a for a in arm_list if not a.interpolates_at_selection]
+    if not failing:
+        return None
+    return "not tested: " + "; ".join(f"{a.label}'s selected predictor does not interpolate at "
+                                      f"{len(a.sigmas) - sum(a.selected_interpolated)} of {len(a.sigmas)} σ_w"
+                                      for a in failing)
+
+
+def beyond_noise(d: Difference) -> bool:
+    """A difference counts when |d| exceeds ``NOISE_SIGMAS`` standard deviations of the difference."""
+    return abs(d.value) > NOISE_SIGMAS * d.std
+
+
+def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
+    """:func:`condition` on both arms; then ``qualitatively`` when ``arm``'s spread is below ``ERASES_FRACTION``
+    of SGD's and SGD's exceeds it beyond noise (:func:`beyond_noise`), else ``no``."""
+    unmet = condition(arm, sgd)
+    if unmet:
+        return unmet
+    d = spread_difference(sgd, arm, noise)
+    below_half = spread_estimate(arm, noise).mean < ERASES_FRACTION * spread_estimate(sgd, noise).mean
+    return "qualitatively" if below_half and d.value > 0 and beyond_noise(d) else "no"
 
 
 def common_norm(adaptive: Sequence[Arm]) -> str:
@@ -85,28 +135,45 @@ OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
 )
 
 
-def optimizer_claims(arm_list: Sequence[Arm], scale: str) -> list[Claim]:
-    """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), momentum SGD
-    (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so."""
+def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | None,
+                     long_clock: Sequence[Arm] = (), quick_sgd: Arm | None = None) -> list[Claim]:
+    """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), the same for the
+    ``long_clock`` arms (adaptive arms run to a longer clock on the quick sigma_w grid, ``adaptive_clock``; one
+    no longer than the same method's arm above is left out) against ``quick_sgd`` (SGD on that grid), momentum
+    SGD (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so."""
     by_key = {arm_key(a): a for a in arm_list}
     sgd = by_key["sgd"]
-    where = setting(sgd.config, scale)
+    sgd_spread = spread_estimate(sgd, noise)
+
+    def ours(a: Arm, reference: Arm = sgd) -> str:
+        clock, value = a.clock()
+        return (f"{spread_estimate(a, noise)} ({clock} = {value:.3g} at the selected checkpoints; "
+                f"{interpolating(a)}) vs SGD {spread_estimate(reference, noise).mean:.1f} pp; "
+                f"{setting(a.config, scale)}")
+
     claims = []
     for key, paper, claim in OPTIMIZER_CLAIMS:
         a = by_key.get(key)
         if a is None:
             claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested"))
             continue
-        clock, value = a.clock()
-        ours = (f"{a.spread_pp:.1f} pp ({clock} = {value:.3g}; {interpolating(a)}) vs SGD {sgd.spread_pp:.1f} pp; "
-                f"{where}")
-        claims.append(Claim(claim, paper, ours, erases(a, sgd)))
+        claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise)))
+    for a in long_clock if quick_sgd is not None else ():
+        short = by_key.get(arm_key(a))
+        if short is not None and a.run_clock()[1] <= short.run_clock()[1]:
+            continue  # no longer than the arm above
+        clock, value = a.run_clock()
+        name = get_optimizer(a.config.optimizer).label
+        claims.append(Claim(f"{name} at a longer clock largely erases it (η = {a.config.lr:g}, {a.config.epochs} "
+                            f"epochs: {clock} = {value:.3g} over the run; quick σ_w grid)",
+                            "qualitative (the paper's Adam: T_adapt = 93.6)", ours(a, quick_sgd),
+                            erases(a, quick_sgd, noise)))
     if "msgd" in by_key:
         m = by_key["msgd"]
         claims.append(Claim("momentum SGD at the same raw η", "no number given",
-                            f"{m.spread_pp:.1f} pp vs SGD {sgd.spread_pp:.1f} pp; effective T_SGD = "
-                            f"{m.clock()[1]:.3g} (η/(1−μ) = {effective_lr(m.config):g}) vs {sgd.clock()[1]:.3g}",
-                            "n/a (not in the paper)"))
+                            f"{spread_estimate(m, noise).mean:.1f} pp vs SGD {sgd_spread.mean:.1f} pp; effective "
+                            f"T_SGD = {m.run_clock()[1]:.3g} (η/(1−μ) = {effective_lr(m.config):g}) vs "
+                            f"{sgd.run_clock()[1]:.3g}", "n/a (not in the paper)"))
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
         radial = ", ".join(f"{get_optimizer(a.config.optimizer).label} {a.radial_memory:.2f}" for a in adaptive)
@@ -116,34 +183,59 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str) -> list[Claim]:
 
 
 def keeps_spread(short: Arm, long: Arm) -> str:
-    """``qualitatively`` when the longer arm keeps more than ``KEEPS_FRACTION`` of the shorter one's selected
-    and last-epoch spreads, else ``no``."""
+    """:func:`condition` on both; then ``qualitatively`` when the longer arm keeps more than ``KEEPS_FRACTION``
+    of the shorter one's selected and last-epoch spreads, else ``no``."""
+    unmet = condition(short, long)
+    if unmet:
+        return unmet
     kept = all(getattr(long, k) > KEEPS_FRACTION * getattr(short, k) for k in ("spread_pp", "final_spread_pp"))
     return "qualitatively" if kept else "no"
 
 
 def l2_erases(base: Arm, both: Arm) -> str:
-    """``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp`` below ``ERASES_FRACTION`` of the
-    baseline's spread; else ``no``."""
+    """:func:`condition` on both; then ``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp``
+    below ``ERASES_FRACTION`` of the baseline's spread; else ``no``."""
+    unmet = condition(base, both)
+    if unmet:
+        return unmet
     if both.spread_pp < ERASED_PP:
         return "yes"
     ratio = both.spread_pp / base.spread_pp
     return f"qualitatively: {1 / ratio:.1f}× smaller, not ≈ 0.3 pp" if ratio < ERASES_FRACTION else "no"
 
 
-def falls_with_l2(rows: dict[float, Sequence[Arm]]) -> str:
-    """Per learning rate, arms in rising L2 strength: ``qualitatively`` when the spread falls strictly along
-    every row, ``partly: only at η = ...`` when along some, else ``no``."""
-    falling = [lr for lr, r in rows.items() if all(x.spread_pp > y.spread_pp for x, y in itertools.pairwise(r))]
+def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> bool:
+    """Arms in rising L2 strength (or clock): the first arm's spread exceeds the last one's beyond noise, and no
+    step along the row raises the spread beyond noise."""
+    steps = [spread_difference(x, y, noise) for x, y in itertools.pairwise(row)]
+    drop = spread_difference(row[0], row[-1], noise)
+    return drop.value > 0 and beyond_noise(drop) and not any(d.value < 0 and beyond_noise(d) for d in steps)
+
+
+def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> str:
+    """Per row (one learning rate and length, arms in rising lambda, lambda = 0 first): :func:`condition` on
+    every arm; then ``qualitatively`` when the spread :func:`falls` along every row, ``partly: only ...`` along
+    some, else ``no``."""
+    unmet = condition(*[a for r in rows.values() for a in r])
+    if unmet:
+        return unmet
+    falling = [name for name, r in rows.items() if falls(r, noise)]
     if len(falling) == len(rows):
         return "qualitatively"
-    return f"partly: only at η = {', '.join(f'{lr:g}' for lr in falling)}" if falling else "no"
+    return f"partly: only {', '.join(falling)}" if falling else "no"
 
 
-def l2_not_lr(base: Arm, lr_only: Arm, both: Arm) -> str:
-    """``yes`` when adding L2 at the large rate lowers the spread more than raising the rate alone did."""
-    by_lr, by_l2 = base.spread_pp - lr_only.spread_pp, lr_only.spread_pp - both.spread_pp
-    return "yes" if by_l2 > by_lr else "no: here the larger learning rate alone accounts for the drop"
+def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
+    """fibook's hypothesis that the L2 term itself erases memory, on an arm and its lambda = 0 control at the same
+    rate and length: :func:`condition` on both; ``yes`` when the control's spread exceeds the L2 arm's beyond
+    noise, ``no: within noise`` or ``no: L2 raised the spread`` otherwise."""
+    unmet = condition(control, with_l2)
+    if unmet:
+        return unmet
+    d = spread_difference(control, with_l2, noise)
+    if not beyond_noise(d):
+        return "no: within noise"
+    return "yes" if d.value > 0 else "no: L2 raised the spread"
 
 
 def rises_with_batch(rho: float | None) -> str:
@@ -158,66 +250,77 @@ def _row(claim: str, paper: str, finished: Finished, needed: bool, ours: Callabl
     return Claim(claim, paper, *ours())
 
 
-def time_l2_batch_claims(long: Finished, l2: Finished, batch: Finished, lrs: Sequence[float],
-                         wds: Sequence[float], scale: str) -> list[Claim]:
+def l2_rows(l2_clock: Finished) -> dict[str, list[Arm]]:
+    """The ``l2_clock`` arms as rows of one rate and length (``η = 0.01, 40 epochs``), lambda rising, kept only
+    when the row holds its lambda = 0 control and at least one lambda > 0 arm."""
+    rows: dict[tuple, list[Arm]] = {}
+    for a in l2_clock.arms:
+        rows.setdefault((a.config.lr, a.config.epochs), []).append(a)
+    return {f"η = {lr:g}, {e} epochs": sorted(r, key=lambda a: a.config.weight_decay)
+            for (lr, e), r in sorted(rows.items()) if len(r) >= 2 and r and min(a.config.weight_decay for a in r) == 0}
+
+
+def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch: Finished, lrs: Sequence[float],
+                         wds: Sequence[float], scale: str, noise: NoiseFloor | None) -> list[Claim]:
     """The ``time_lr_l2_batch`` chapter's rows: longer training (:func:`keeps_spread`, shortest against longest
-    arm), L2 at a large rate (:func:`l2_erases`), more L2 at a fixed rate (:func:`falls_with_l2`), L2 or the rate
-    (:func:`l2_not_lr`), batch size (:func:`rises_with_batch`); ``lrs`` x ``wds`` is the L2 grid."""
+    arm), L2 at a large rate (:func:`l2_erases`, on the ``l2_lr`` grid ``lrs`` x ``wds``), more L2 at a fixed
+    rate (:func:`falls_with_l2`) and L2 against its lambda = 0 control (:func:`l2_lowers`) on ``l2_clock``,
+    batch size (:func:`rises_with_batch`, over the arms whose selected predictors interpolate)."""
     def where(f: Finished, show):
         return setting(f.arms[0].config, scale, show=show)
 
     long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
     batch_arms = sorted(batch.arms, key=lambda a: a.config.batch_size)
     cells = {(a.config.lr, a.config.weight_decay): a for a in l2.arms}
-    lo, hi, strongest = min(lrs), max(lrs), max(wds)
-    base, lr_only, both = cells.get((lo, 0.0)), cells.get((hi, 0.0)), cells.get((hi, strongest))
-    full = {lr: r for lr, r in ((lr, [cells.get((lr, w)) for w in wds]) for lr in lrs) if all(r)}
+    base, both = cells.get((min(lrs), 0.0)), cells.get((max(lrs), max(wds)))
+    rows = l2_rows(l2_clock)
 
     def longer():
         short, longest = long_arms[0], long_arms[-1]
         return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {short.spread_pp:.1f} → "
-                f"{longest.spread_pp:.1f} pp, last epoch {short.final_spread_pp:.1f} → "
-                f"{longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → {longest.radial_memory:.2f} "
+                f"{longest.spread_pp:.1f} pp (difference {spread_difference(longest, short, noise)}), last epoch "
+                f"{short.final_spread_pp:.1f} → {longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → "
+                f"{longest.radial_memory:.2f}, selected epochs {short.epoch_range()} and {longest.epoch_range()} "
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest)
 
     def large_rate_l2():
-        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.records[0].summary.clocks['T_L2']:.3g}; "
-                f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp "
-                f"({where(l2, ('arch', 'epochs'))})"), l2_erases(base, both)
+        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.run_clock()[1]:.3g}; {interpolating(both)}) "
+                f"vs {base.label}: {base.spread_pp:.1f} pp ({where(l2, ('arch', 'epochs'))})"), l2_erases(base, both)
 
     def more_l2():
-        per_lr = "; ".join(f"η = {lr:g}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp"
-                           for lr, r in full.items())
-        return (f"λ = {', '.join(f'{w:g}' for w in wds)}: {per_lr} ({where(l2, ('arch', 'epochs'))})",
-                falls_with_l2(full))
+        per_row = "; ".join(f"{name}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp at λ = "
+                            + ", ".join(f"{a.config.weight_decay:g}" for a in r) for name, r in rows.items())
+        return f"{per_row} ({where(l2_clock, ('arch',))})", falls_with_l2(rows, noise)
 
-    def rate_or_l2():
-        return (f"learning rate alone ({base.label} → {lr_only.label}): {base.spread_pp:.1f} → "
-                f"{lr_only.spread_pp:.1f} pp (T_SGD ×{lr_only.clock()[1] / base.clock()[1]:.0f}); then adding "
-                f"λ = {strongest:g}: {lr_only.spread_pp:.1f} → {both.spread_pp:.1f} pp "
-                f"({where(l2, ('arch', 'epochs'))})"), l2_not_lr(base, lr_only, both)
+    def l2_itself():
+        control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
+        return (f"{control.label} → {strongest.label}: {control.spread_pp:.1f} → "
+                f"{strongest.spread_pp:.1f} pp (difference {spread_difference(control, strongest, noise)}; "
+                f"T_L2 = {strongest.run_clock()[1]:.3g}) ({where(l2_clock, ('arch',))})"), \
+            l2_lowers(control, strongest, noise)
 
     def batches():
-        rho = rank_correlation([a.config.batch_size for a in batch_arms], [a.spread_pp for a in batch_arms])
+        fit = [a for a in batch_arms if a.interpolates_at_selection]
+        rho = rank_correlation([a.config.batch_size for a in fit], [a.spread_pp for a in fit])
+        left_out = [f"b = {a.config.batch_size}" for a in batch_arms if not a.interpolates_at_selection]
         return (", ".join(f"b = {a.config.batch_size}: {a.spread_pp:.1f} pp" for a in batch_arms)
-                + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} "
-                  f"({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho)
+                + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
+                + (f" ({', '.join(left_out)} left out: selected predictor does not interpolate)" if left_out else "")
+                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho)
 
     return [
         _row("training much longer leaves the spread", "≈ 26 pp after 5,000 epochs vs 26.5 pp at 300", long,
-             len(long.arms) >= 2, longer),
+             len(long_arms) >= 2, longer),
         _row("a larger learning rate with L2 erases the memory", "≈ 0.3 pp at η = λ = 1e-2 (T_L2 = 9.36)", l2,
              bool(base and both), large_rate_l2),
         _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
-             "the paper's reading: T_L2 is the clock of explicit L2", l2, bool(full), more_l2),
-        _row("it is the L2 term, not the larger learning rate, that erases it",
-             "attributed to T_L2; no λ = 0 run at η = 1e-2 reported", l2, bool(base and lr_only and both),
-             rate_or_l2),
+             "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), more_l2),
+        _row("the L2 term itself lowers the spread (against λ = 0 at the same η and length)",
+             "fibook's hypothesis: the paper credits a larger learning rate or L2, with no λ = 0 control reported",
+             l2_clock, bool(rows), l2_itself),
         _row("larger batches forget more slowly (larger spread)", "qualitative (secondary)", batch,
-             len(batch.arms) >= 3, batches),
+             len(batch_arms) >= 3, batches),
     ]
-
-
 
 
 def matches_quoted(value: float, quoted: str) -> str:
@@ -259,16 +362,19 @@ def above_seed_noise(seed_spreads: Sequence[float], seed_std_pp: Sequence[float]
 
 
 def sgd_remembers_claims(arm: Arm, noise: Finished, scale: str) -> list[Claim]:
-    """The ``sgd_remembers`` chapter's rows: spread at least ``LARGE_SPREAD_PP``, every sigma_w interpolating,
+    """The ``sgd_remembers`` chapter's rows: spread at least ``LARGE_SPREAD_PP``, every sigma_w's selected
+    predictor interpolating,
     radial memory above ``RADIAL_KEPT``, and the spread against seed noise (:func:`above_seed_noise`, on the
     ``seed_noise`` experiment's one arm once it has finished)."""
     where = setting(arm.config, scale, show=("arch", "epochs", "lr"))
     rows = [
         Claim("low-LR SGD keeps a large test-accuracy spread across σ_w", "26.5 pp (CIFAR-10, ResNet-9, 300 ep)",
               f"{arm.spread_pp:.1f} pp ({where})", "qualitatively" if arm.spread_pp >= LARGE_SPREAD_PP else "no"),
-        Claim("every σ_w interpolates", "yes (≥ 99.5 % train acc)",
-              f"{sum(arm.interpolated)} of {len(arm.sigmas)} σ_w reach 99.5 %",
-              "yes" if all(arm.interpolated) else "no: not every σ_w interpolates at this budget"),
+        Claim("every σ_w's selected predictor interpolates", "yes (≥ 99.5 % train acc)",
+              f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w at the selected checkpoint "
+              f"({sum(arm.interpolated)} reach 99.5 % at some epoch)",
+              "yes" if arm.interpolates_at_selection else "no: selected before it fits the training set at σ_w = "
+              + ", ".join(f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)),
         Claim("the final weight norm stays tied to σ_w under SGD", "qualitative (secondary)",
               f"radial memory R = {arm.radial_memory:.2f}", "yes" if arm.radial_memory > RADIAL_KEPT else "no"),
     ]
@@ -305,30 +411,58 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
                   deep_nets_fail(deep))]
 
 
-def falls_with_clock(rho: float | None) -> str:
-    """``qualitatively`` at rho <= ``CLOCK_RHO``, ``weakly`` between it and 0, ``no`` from 0 up; ``not tested
-    yet`` without a correlation (fewer than three arms)."""
-    if rho is None:
+def falls_with_clock(rho: float | None, drop: Difference | None) -> str:
+    """``qualitatively`` at rho <= ``CLOCK_RHO`` with the spread at the smallest clock above the one at the
+    largest beyond noise (``drop``, :func:`beyond_noise`); ``weakly`` for any other rho < 0; ``no`` from 0 up;
+    ``not tested yet`` without a correlation (fewer than three included arms)."""
+    if rho is None or drop is None:
         return "not tested yet"
-    return "qualitatively" if rho <= CLOCK_RHO else "weakly (−0.5 < ρ < 0)" if rho < 0 else "no"
+    if rho <= CLOCK_RHO and drop.value > 0 and beyond_noise(drop):
+        return "qualitatively"
+    return f"weakly (ρ = {rho:+.2f}{'' if rho <= CLOCK_RHO else ' > −0.5'}, drop {drop})" if rho < 0 else "no"
+
+
+def collapses(d: Difference) -> str:
+    """Two arms at one clock reached by different rates or lengths: ``yes`` when their spreads agree within
+    noise (not :func:`beyond_noise`), else ``no``."""
+    return "no" if beyond_noise(d) else "yes"
 
 
 CLOCK_CLAIMS = (
     ("T_SGD", "larger batches (smaller T_SGD) forget more slowly; 26.5 pp at 7.3e-4 and ≈26 pp at 1.2e-2 "
               "(secondary)"),
     ("T_L2", "≈ 0.3 pp at T_L2 = 9.36 (secondary)"),
+    ("T_adapt", "the Adam family largely erases the dependence (T_adapt = 93.6 for its Adam run)"),
 )
 
 
-def clock_claims(points: dict[str, Sequence[tuple[float, float]]], where: str) -> list[Claim]:
-    """The ``clocks`` chapter's rows: for T_SGD and T_L2, the rank correlation of spread with the clock over the
-    arms timed on it (``points[clock]``: (clock value, spread pp) per arm; :func:`falls_with_clock`)."""
+def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) -> tuple[list[ClockPoint], float | None,
+                                                                                       Difference | None]:
+    """The included arms on ``clock`` (by clock at the selected checkpoints), the rank correlation of their
+    spreads with it, and the spread difference between the arms at its smallest and largest value."""
+    pts = sorted((p for p in points if p.clock == clock and p.included), key=lambda p: p.value)
+    rho = rank_correlation([p.value for p in pts], [p.spread.mean for p in pts]) if len(pts) >= 3 else None
+    drop = spread_difference(pts[0].arm, pts[-1].arm, noise) if len(pts) >= 2 else None
+    return pts, rho, drop
+
+
+def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str) -> list[Claim]:
+    """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
+    (:func:`trend`, :func:`falls_with_clock`); per equal-clock pair (:func:`~fibook.forgetting.analysis.
+    equal_clock_pairs`), whether their spreads agree (:func:`collapses`, after :func:`condition`)."""
     rows = []
     for clock, paper in CLOCK_CLAIMS:
-        pts = points.get(clock, [])
-        rho = rank_correlation(*zip(*pts, strict=True)) if pts else None
-        ours = (f"{len(pts)} arms; rank correlation of spread with {clock}: "
-                + ("n/a (fewer than 3 arms)" if rho is None else f"{rho:+.2f}"))
+        pts, rho, drop = trend(points, clock, noise)
+        left_out = sum(1 for p in points if p.clock == clock and not p.included)
+        ours = (f"{len(pts)} arms ({left_out} left out: selected predictor does not interpolate); ρ = "
+                + ("n/a" if rho is None else f"{rho:+.2f}")
+                + ("" if drop is None else f"; smallest − largest clock: {drop}"))
         rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
-                          falls_with_clock(rho)))
+                          falls_with_clock(rho, drop)))
+    for p, q in equal_clock_pairs(points):
+        d = spread_difference(p.arm, q.arm, noise)
+        rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
+                          "the paper's organising idea (clocks, not epochs)",
+                          f"{p.clock} = {p.run_value:.3g} over each run: {p.spread.mean:.1f} vs {q.spread.mean:.1f} pp "
+                          f"(difference {d}) ({where})", condition(p.arm, q.arm) or collapses(d)))
     return rows

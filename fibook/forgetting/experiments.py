@@ -14,7 +14,12 @@ one scale define the runs exactly; each run's id is a hash of its full config.
 ``batch_size``      low-learning-rate SGD at every batch size, the learning rate held fixed
 ``depth``           low-learning-rate SGD on ResNet-9 and deeper CIFAR ResNets
 ``seed_noise``      low-learning-rate SGD over the scale's ``noise_seeds`` (how much of a spread is seed noise)
-``adaptive_clock``  Adam at (lr, epochs) pairs spanning T_adapt = sum eta (does Adam forget on its own clock?)
+``adaptive_clock``  Adam, AdamW and Muon at (lr, epochs) pairs spanning T_adapt = sum eta (do adaptive methods
+                    forget on their own clock?)
+``l2_clock``        SGD + L2 at (lambda, epochs) pairs spanning T_L2 = lambda sum eta at one learning rate, with
+                    lambda = 0 controls at each length (does L2 forget on its clock, apart from the rate?)
+``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2) and the clock arms at their longest clock
+                    over the scale's ``noise_seeds`` on the quick grid: the error bars of the spreads
 ==================  ==========================================================================================
 """
 
@@ -48,8 +53,12 @@ class Grids:
     main grid). Per experiment: ``long_epochs`` the training lengths of ``long_training``, ``lr_grid`` x
     ``wd_grid`` the heatmap of ``l2_lr``, ``batch_sizes`` those of ``batch_size``, ``depths`` the architectures of
     ``depth``, ``noise_seeds`` the seeds of ``seed_noise`` (how much of a spread is seed-to-seed variation),
-    ``adam_clock`` the (lr, epochs) pairs of ``adaptive_clock``: Adam at T_adapt = lr x steps over at least 1.5
-    decades, with two pairs that reach the same T_adapt by different rates and lengths.
+    ``adaptive_clock`` the (optimizer, lr, epochs, weight decay) arms of ``adaptive_clock``: Adam at T_adapt =
+    lr x steps over at least 1.5 decades, with two pairs that reach the same T_adapt by different rates and
+    lengths, AdamW with a decoupled decay that acts (lambda lr per step near 1e-4...1e-3) over the same span, and
+    Muon at two clocks; ``l2_clock`` the (lr, weight decay, epochs) arms of ``l2_clock``: SGD + L2 at one rate,
+    T_L2 = lambda lr x steps from about 0.1 to at least 4 with a per-step shrink lambda lr of 1e-4...1e-3, a
+    lambda = 0 control at every length and an equal-T_L2 pair reached by different lambda and length.
     """
 
     sgd_lr: float
@@ -61,7 +70,8 @@ class Grids:
     batch_sizes: tuple[int, ...]
     depths: tuple[str, ...]
     noise_seeds: tuple[int, ...]
-    adam_clock: tuple[tuple[float, int], ...]
+    adaptive_clock: tuple[tuple[str, float, int, float], ...]
+    l2_clock: tuple[tuple[float, float, int], ...]
 
 
 SIGMA_W_QUICK = (0.1, 0.5, 2.5)
@@ -70,21 +80,40 @@ _PAPER_GRIDS = Grids(sgd_lr=1e-3, l2=(1e-2, 1e-2), quick_sigma_w=SIGMA_W_QUICK, 
                      lr_grid=(1e-3, 3e-3, 1e-2, 3e-2), wd_grid=(0.0, 1e-4, 1e-3, 1e-2),
                      batch_sizes=(16, 32, 64, 128, 256), depths=("resnet9", "resnet56", "resnet110"),
                      noise_seeds=(0, 1, 2),
-                     # T_adapt over 312 steps an epoch: 2.8, 9.4, 28, 31, 94 (twice: the paper's Adam, and half
-                     # its rate for twice as long)
-                     adam_clock=((3e-5, 300), (1e-4, 300), (3e-4, 300), (1e-3, 100), (1e-3, 300), (5e-4, 600)))
+                     # T_adapt over 312 steps an epoch: Adam 2.8, 9.4, 28, 31, 94 (twice: the paper's Adam, and
+                     # half its rate for twice as long); AdamW at the paper's decay 1e-2, T_L2 0.31 and 0.94; Muon
+                     # 187 and the paper's 1,872
+                     adaptive_clock=(("adam", 3e-5, 300, 0.0), ("adam", 1e-4, 300, 0.0), ("adam", 3e-4, 300, 0.0),
+                                     ("adam", 1e-3, 100, 0.0), ("adam", 1e-3, 300, 0.0), ("adam", 5e-4, 600, 0.0),
+                                     ("adamw", 1e-3, 100, 1e-2), ("adamw", 1e-3, 300, 1e-2),
+                                     ("muon", 2e-3, 300, 0.0), ("muon", 2e-2, 300, 0.0)),
+                     # eta = 1e-2 (the paper's L2 arm): T_L2 0.94, 4.7, 9.36 (twice: the paper's lambda = 1e-2 for
+                     # 300 epochs, and 2e-2 for 150); lambda = 0 controls at 30, 150 and 300 epochs
+                     l2_clock=((1e-2, 0.0, 30), (1e-2, 1e-2, 30), (1e-2, 0.0, 150), (1e-2, 1e-2, 150),
+                               (1e-2, 2e-2, 150), (1e-2, 0.0, 300), (1e-2, 1e-2, 300)))
 GRIDS: dict[str, Grids] = {
     "smoke": Grids(sgd_lr=0.05, l2=(0.1, 0.05), quick_sigma_w=(0.1, 2.5), long_epochs=(1, 2), lr_grid=(0.05,),
                    wd_grid=(0.0, 0.05), batch_sizes=(64, 128), depths=("resnet9", "resnet8"), noise_seeds=(0, 1),
-                   adam_clock=((1e-3, 1), (5e-4, 2), (1e-3, 2))),
+                   adaptive_clock=(("adam", 1e-3, 1, 0.0), ("adam", 5e-4, 2, 0.0), ("adam", 1e-3, 2, 0.0),
+                                   ("adamw", 1e-3, 2, 0.03), ("muon", 5e-3, 1, 0.0)),
+                   l2_clock=((0.05, 0.0, 1), (0.05, 0.05, 1), (0.05, 0.0, 2), (0.05, 0.025, 2))),
     # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
     # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
     "book": Grids(sgd_lr=1e-2, l2=(0.1, 0.06), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(40, 120),
                   lr_grid=(1e-2, 1e-1), wd_grid=(0.0, 1e-2, 6e-2), batch_sizes=(16, 32, 64, 128, 256),
                   depths=("resnet9", "resnet20", "resnet32"), noise_seeds=(0, 1, 2),
-                  # T_adapt over 39 steps an epoch: 0.78, 1.56 (the optimizers chapter's Adam), 4.68, 15.6 (twice:
-                  # lr 1e-2 for 40 epochs and 5e-3 for 80), 31.2
-                  adam_clock=((5e-4, 40), (1e-3, 40), (3e-3, 40), (1e-2, 40), (5e-3, 80), (1e-2, 80))),
+                  # T_adapt over 39 steps an epoch: Adam 0.78, 1.56 (the optimizers chapter's Adam), 4.68, 15.6
+                  # (twice: lr 1e-2 for 40 epochs and 5e-3 for 80), 31.2; AdamW at lambda = 0.03 (shrink lambda lr
+                  # 3e-4 a step at lr 1e-2) 1.56, 15.6, 31.2 with T_L2 0.047, 0.47, 0.94; Muon 7.8 and 31.2 (the
+                  # optimizers chapter's)
+                  adaptive_clock=(("adam", 5e-4, 40, 0.0), ("adam", 1e-3, 40, 0.0), ("adam", 3e-3, 40, 0.0),
+                                  ("adam", 1e-2, 40, 0.0), ("adam", 5e-3, 80, 0.0), ("adam", 1e-2, 80, 0.0),
+                                  ("adamw", 1e-2, 40, 0.03), ("muon", 5e-3, 40, 0.0), ("muon", MUON_LR, 40, 0.0),
+                                  ("adamw", 1e-2, 80, 0.03), ("adamw", 1e-3, 40, 0.03)),
+                  # eta = 1e-2 (the book's low-learning-rate SGD): T_L2 0.156, 0.94 (twice: lambda 0.06 for 40
+                  # epochs and 0.02 for 120), 2.8, 4.68 (shrink 1e-3 a step); lambda = 0 controls at 40 and 120
+                  l2_clock=((1e-2, 0.0, 40), (1e-2, 1e-2, 40), (1e-2, 6e-2, 40), (1e-2, 0.0, 120),
+                            (1e-2, 0.1, 120), (1e-2, 6e-2, 120), (1e-2, 2e-2, 120))),
     "gpu": _PAPER_GRIDS,
     "paper": _PAPER_GRIDS,
 }
@@ -139,6 +168,26 @@ def _optimizer_arms(f: ForgettingScale, g: Grids) -> list[dict]:
     ]
 
 
+def _adaptive_arm(optimizer: str, lr: float, epochs: int, weight_decay: float) -> dict:
+    arm = {"optimizer": optimizer, "lr": lr, "epochs": epochs, "weight_decay": weight_decay}
+    return arm | {"options": {"adam_lr": ADAM_LR}} if optimizer == "muon" else arm
+
+
+def _seed_arms(f: ForgettingScale, g: Grids) -> list[dict]:
+    """The optimizer comparison without momentum SGD, and per method of the two clock experiments its arm of
+    the longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2)."""
+    headline = [a for a in _optimizer_arms(f, g) if a["optimizer"] != "msgd"]
+    longest = {}
+    for a in g.adaptive_clock:
+        if a[0] not in longest or a[1] * a[2] > longest[a[0]][1] * longest[a[0]][2]:
+            longest[a[0]] = a
+    lr, wd, epochs = max((a for a in g.l2_clock if a[1] > 0), key=lambda a: a[1] * a[2])
+    arms = headline + [_adaptive_arm(*a) for a in longest.values()] + [
+        {"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": epochs}]
+    full = [TrainConfig(**(base_config(f) | arm)).to_dict() for arm in arms]  # an arm met twice is run once
+    return [arm for i, arm in enumerate(arms) if full[i] not in full[:i]]
+
+
 def _depth_arm(f: ForgettingScale, g: Grids, arch: str) -> dict:
     return _sgd(g, arch=arch, width=f.width if arch == "resnet9" else CIFAR_RESNET_WIDTH)
 
@@ -157,8 +206,13 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                _quick_grid),
     Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f, g: [_sgd(g)], _quick_grid,
                lambda f, g: g.noise_seeds),
-    Experiment("adaptive_clock", "Adam at (learning rate, epochs) pairs spanning its clock T_adapt",
-               lambda f, g: [{"optimizer": "adam", "lr": lr, "epochs": e} for lr, e in g.adam_clock], _quick_grid),
+    Experiment("adaptive_clock", "Adam, AdamW and Muon at (learning rate, epochs) pairs spanning T_adapt",
+               lambda f, g: [_adaptive_arm(*a) for a in g.adaptive_clock], _quick_grid),
+    Experiment("l2_clock", "SGD + L2 at (L2 strength, epochs) pairs spanning T_L2, with lambda = 0 controls",
+               lambda f, g: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": e}
+                             for lr, wd, e in g.l2_clock], _quick_grid),
+    Experiment("seeds", "the headline and longest-clock arms over several seeds", _seed_arms, _quick_grid,
+               lambda f, g: g.noise_seeds),
 )}
 
 

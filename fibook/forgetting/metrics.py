@@ -28,16 +28,29 @@ def spread_pp(acc_by_sigma: Mapping[float, float]) -> float:
     return 100.0 * (max(accs) - min(accs))
 
 
-def selected_epoch(val_losses: Sequence[float]) -> int | None:
-    """The validation-selected checkpoint: argmin_t ValLoss(theta_t) over epochs t >= 1, earliest on ties.
+def selected_epoch(val_losses: Sequence[float], first: int = 1) -> int | None:
+    """The validation-selected checkpoint: argmin_t ValLoss(theta_t) over epochs t >= ``first`` (>= 1), earliest
+    on ties.
 
-    Non-finite losses are never selected; None if no epoch after the initialization has a finite loss.
+    Non-finite losses are never selected; None if no epoch from ``first`` on has a finite loss.
     """
+    if first < 1:
+        raise ValueError(f"first must be an epoch >= 1 (epoch 0 is the initialization), got {first}")
     best, best_t = math.inf, None
     for t, v in enumerate(val_losses):
-        if t >= 1 and math.isfinite(v) and v < best:
+        if t >= first and math.isfinite(v) and v < best:
             best, best_t = v, t
     return best_t
+
+
+def late_window_start(last_epoch: int) -> int:
+    """The first epoch of the second half of a run of ``last_epoch`` epochs: floor(E / 2) + 1, so the window is
+    E/2 < t <= E (epochs 21..40 of a 40-epoch run, 61..120 of a 120-epoch one). Two constant-rate runs that differ
+    only in length share their first E_short epochs; selecting in each run's own second half makes the longer
+    run's checkpoint come after the shorter run has ended whenever E_long >= 2 E_short."""
+    if last_epoch < 1:
+        raise ValueError(f"a run needs at least one epoch, got {last_epoch}")
+    return last_epoch // 2 + 1
 
 
 def interpolation_epoch(train_accs: Sequence[float], threshold: float = INTERPOLATION_THRESHOLD) -> int | None:
@@ -105,3 +118,51 @@ def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float | None:
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     return float(spearmanr(x, y).statistic)
+
+
+def expected_range(k: int) -> float:
+    """d_k = E[max - min] of k independent standard normal draws,
+
+        d_k = integral over x of 1 - Phi(x)^k - (1 - Phi(x))^k dx     (d_2 = 2 / sqrt(pi) = 1.128, d_3 = 1.693,
+                                                                       d_5 = 2.326),
+
+    so a spread over k sigma_w values that do not matter at all is d_k s on average when each accuracy carries
+    noise of standard deviation s.
+    """
+    from scipy.integrate import quad
+    from scipy.stats import norm
+
+    if not (isinstance(k, int) and k >= 2):
+        raise ValueError(f"a range needs k >= 2 values, got {k!r}")
+    value, _ = quad(lambda x: 1.0 - norm.cdf(x) ** k - norm.sf(x) ** k, -np.inf, np.inf)
+    return float(value)
+
+
+def binomial_se_pp(accuracy: float, n: int) -> float:
+    """The standard error of an accuracy measured on ``n`` independent test images, 100 sqrt(p (1 - p) / n) pp."""
+    if not 0.0 <= accuracy <= 1.0:
+        raise ValueError(f"accuracy must be a fraction in [0, 1], got {accuracy}")
+    if n < 1:
+        raise ValueError(f"the test set needs at least one image, got {n}")
+    return 100.0 * math.sqrt(accuracy * (1.0 - accuracy) / n)
+
+
+def decreasing_fit(x: Sequence[float], y: Sequence[float]) -> np.ndarray:
+    """The least-squares non-increasing fit of y on x (isotonic regression by pool-adjacent-violators): the
+    values f_i minimising sum_i (y_i - f_i)^2 subject to f_i >= f_j whenever x_i < x_j, returned in the order of
+    ``x``. Points at equal x are pooled to their mean first (one fitted value per x)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
+        raise ValueError(f"x and y must be non-empty 1-d sequences of equal length, got {x.shape} and {y.shape}")
+    xs, inverse = np.unique(x, return_inverse=True)
+    weights = np.bincount(inverse).astype(np.float64)
+    means = np.bincount(inverse, weights=y) / weights
+    blocks: list[list[float]] = []  # [mean, weight, count of distinct x]
+    for m, w in zip(means, weights, strict=True):
+        blocks.append([m, w, 1])
+        while len(blocks) > 1 and blocks[-2][0] < blocks[-1][0]:  # violates non-increasing: pool
+            m2, w2, c2 = blocks.pop()
+            m1, w1, c1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
+    fitted = np.concatenate([np.full(int(c), m) for m, _, c in blocks])
+    return fitted[inverse]

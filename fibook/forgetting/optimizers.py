@@ -199,7 +199,8 @@ CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 class OptimizerSpec:
     """One optimizer of Part I: ``label`` for figures and tables; ``clock``, the forgetting clock of Das et al.
     (2026) that its own mechanism runs on (T_SGD = sum eta^2 / b for SGD-type steps, T_adapt = sum eta for
-    adaptive ones; any run with weight decay is read on T_L2 = lambda sum eta instead); ``build(model, lr,
+    adaptive ones, AdamW included, whose decoupled decay also advances T_L2 = lambda sum eta; SGD with coupled
+    L2 is read on T_L2 instead, :func:`fibook.forgetting.analysis.clock_key`); ``build(model, lr,
     weight_decay, **options)``; ``defaults``, every option it takes with its default; ``needs_population``:
     its update is not element-wise, so a fused population (:mod:`fibook.forgetting.fused`) must be split per model."""
 
@@ -220,7 +221,7 @@ OPTIMIZERS: dict[str, OptimizerSpec] = {s.name: s for s in (
     OptimizerSpec("sgd", "SGD", "T_SGD", _sgd, {"momentum": 0.0}),
     OptimizerSpec("msgd", "momentum SGD", "T_SGD", _sgd, {"momentum": 0.9}),
     OptimizerSpec("adam", "Adam", "T_adapt", _adam, {"betas": (0.9, 0.999), "eps": 1e-8}),
-    OptimizerSpec("adamw", "AdamW", "T_L2", _adamw, {"betas": (0.9, 0.999), "eps": 1e-8}),
+    OptimizerSpec("adamw", "AdamW", "T_adapt", _adamw, {"betas": (0.9, 0.999), "eps": 1e-8}),
     OptimizerSpec("muon", "Muon", "T_adapt", _muon,
                   {"adam_lr": 1e-3, "momentum": 0.95, "nesterov": True, "ns_steps": 5, "ns_dtype": "bfloat16"},
                   needs_population=True),
