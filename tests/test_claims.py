@@ -1,5 +1,7 @@
 """The book's verdicts on synthetic arms with known answers, just above and just below each threshold."""
 
+import dataclasses
+
 import pytest
 from synthetic import rec
 
@@ -130,8 +132,11 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     assert "rank correlation +1.00" in rows[4].ours
 
 
+CONSISTENT = "consistent (η and N were inferred from these figures)"  # not a confirmation: circular by design
+
+
 def test_a_recomputed_clock_agrees_when_it_rounds_to_the_quoted_digits():
-    assert claims.matches_quoted(7.26e-4, "7.3e-4") == claims.matches_quoted(7.34e-4, "7.3e-4") == "yes"
+    assert claims.matches_quoted(7.26e-4, "7.3e-4") == claims.matches_quoted(7.34e-4, "7.3e-4") == CONSISTENT
     assert claims.matches_quoted(7.24e-4, "7.3e-4") == claims.matches_quoted(7.36e-4, "7.3e-4") == "no"
 
 
@@ -145,10 +150,10 @@ def test_scale_invariance_needs_loss_and_cosine_below_the_tolerance():
 def test_question_rows_read_the_logit_floor():
     floor = claims.LOGIT_FLOOR
     below_floor = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.0], [0.0, 0.0], 0.9 * floor, "smoke", 4)
-    assert [r.agrees for r in below_floor] == ["yes", "yes", "yes", "yes"]
+    assert [r.agrees for r in below_floor] == [CONSISTENT, CONSISTENT, "yes", "yes"]
     assert "to < 1e-4 relative" in below_floor[3].ours and "smoke ResNet-9 w4" in below_floor[3].ours
     above = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.1], [0.0, 0.0], 1.1 * floor, "smoke", 4)
-    assert [r.agrees for r in above] == ["yes", "yes", "no", "no"] and "1.1e-04" in above[3].ours
+    assert [r.agrees for r in above] == [CONSISTENT, CONSISTENT, "no", "no"] and "1.1e-04" in above[3].ours
 
 
 def test_sgd_remembers_thresholds_on_spread_radial_memory_and_seed_noise():
@@ -188,6 +193,13 @@ def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
     failing, fitting = depth_arm("resnet20", False), depth_arm("resnet32", True)
     assert claims.deep_nets_fail([failing]) == "qualitatively"
     assert claims.deep_nets_fail([failing, fitting]).startswith("no")
+    for rise, verdict in ((1.0 - EPS, "qualitatively"), (1.0 + EPS, "not tested: train accuracy still rising")):
+        r = failing.records[-1]  # sigma_w = 2: train accuracy 0.9 at epoch 2, then + rise at epoch 3
+        history = dict(r.history, train_acc=r.history["train_acc"][:3] + [0.9 + rise / 100])
+        records = failing.records[:-1] + [dataclasses.replace(r, history=history)]
+        (a,) = analysis.arms(records, show=("arch",))
+        assert claims.late_rise_pp(a) == pytest.approx(rise)
+        assert claims.deep_nets_fail([a]).startswith(verdict)
     (row,) = claims.depth_claims(finished(failing, shallow), "smoke")  # listed from the shallowest
     assert row.ours.startswith("resnet9: interpolates at 2 of 2 σ_w; resnet20: interpolates at 1 of 2 σ_w")
     assert row.agrees == "qualitatively"
