@@ -147,3 +147,19 @@ def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
     results.append_record(path, stored(c, "seed_noise"))
     (arm,) = analysis.finished_arms("seed_noise", "smoke", show=()).arms
     assert sorted(analysis.seed_spreads(arm)) == [0, 1]
+
+
+def test_the_collapse_pools_every_experiments_runs_of_an_arm_on_the_quick_grid(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for name in ("sgd_remembers", "seed_noise"):  # the same SGD arm: one seed, and the noise seeds
+        for c in runs(name, "smoke"):
+            results.append_record(results.results_path(name, "smoke"), stored(c, name))
+    noise = analysis.noise_floor("smoke", "late")
+    assert noise is not None and noise.seeds == 2 and noise.n_test == 256
+    (point,) = analysis.collapse_points("smoke", "late", noise)
+    assert point.experiment == "sgd_remembers" and point.clock == "T_SGD"
+    assert sorted({r.config.seed for r in point.arm.records}) == [0, 1] and not point.spread.borrowed
+    assert analysis.baseline_arm([point], "smoke") is point.arm
+    (row,) = analysis.selection_rows("seed_noise", "smoke")
+    assert set(row) == {"arm", *(f"{s}: {k}" for s in analysis.SELECTIONS
+                                 for k in ("spread (pp)", "epochs", "interpolating"))}

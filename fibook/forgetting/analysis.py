@@ -456,12 +456,6 @@ def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None) -> Difference:
                                                     eb.std / math.sqrt(max(eb.seeds, 1))), False)
 
 
-MECHANISMS = {  # marker group of an arm in the collapse figure -> the clock it is read on
-    "SGD": "T_SGD", "momentum SGD": "T_SGD", "SGD + L2": "T_L2", "Adam": "T_adapt", "AdamW": "T_adapt",
-    "Muon": "T_adapt",
-}
-
-
 def mechanism(config: TrainConfig) -> str:
     """``SGD``, ``momentum SGD``, ``SGD + L2``, ``Adam``, ``AdamW`` or ``Muon``: an arm's group in the collapse."""
     return "SGD + L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).label
