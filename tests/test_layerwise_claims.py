@@ -96,30 +96,45 @@ def test_unequal_equal_rows_read_the_runs_the_gaussian_midpoints_and_the_deep_ne
     assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "yes"]
 
 
-def run(final, sem, steps=4):
-    """A schedule run ending at mean test loss ``final`` with standard error ``sem``."""
-    return ScheduleRun(np.r_[np.ones(steps), final], np.r_[np.zeros(steps), sem], np.ones((steps + 1, 2)))
+def run(final, steps=4):
+    """A schedule run whose draws end at test losses ``final`` (a number: one draw)."""
+    final = np.atleast_1d(np.asarray(final, dtype=float))
+    sem = final.std(ddof=1) / np.sqrt(final.size) if final.size > 1 else 0.0
+    return ScheduleRun(np.r_[np.ones(steps), final.mean()], np.r_[np.zeros(steps), sem], np.ones((steps + 1, 2)),
+                       final)
 
 
-def test_schedules_are_the_same_within_1e_9_and_differ_beyond_two_standard_errors():
-    assert claims.compare_schedules(run(1e-9 * (1 - EPS), 0.0), run(0.0, 0.0)) == "same"
-    assert claims.compare_schedules(run(1e-9 * (1 + EPS), 0.0), run(0.0, 0.0)) == "uniform better"
-    assert claims.compare_schedules(run(-1e-9 * (1 + EPS), 0.0), run(0.0, 0.0)) == "RUB better"
-    # se = hypot(0.03, 0.04) = 0.05, two standard errors 0.1
-    assert claims.compare_schedules(run(-0.1 - EPS, 0.03), run(0.0, 0.04)) == "RUB better"
-    assert claims.compare_schedules(run(-0.1 + EPS, 0.03), run(0.0, 0.04)) == "within noise"
-    assert claims.compare_schedules(run(0.1 + EPS, 0.03), run(0.0, 0.04)) == "uniform better"
-    assert claims.compare_schedules(run(0.1 - EPS, 0.03), run(0.0, 0.04)) == "within noise"
+def test_schedules_are_the_same_within_1e_9_and_differ_beyond_two_paired_standard_errors():
+    assert claims.compare_schedules(run(1e-9 * (1 - EPS)), run(0.0)) == "same"
+    assert claims.compare_schedules(run(1e-9 * (1 + EPS)), run(0.0)) == "uniform better"
+    assert claims.compare_schedules(run(-1e-9 * (1 + EPS)), run(0.0)) == "RUB better"
+    # per-draw differences m + (-0.1, 0.1): sd 0.1414, se 0.1, two standard errors 0.2
+    base = np.array([1.0, 5.0])  # large draw-to-draw spread that pairing removes
+    for m, verdict in ((-0.2 - EPS, "RUB better"), (-0.2 + EPS, "within noise"), (0.2 + EPS, "uniform better"),
+                       (0.2 - EPS, "within noise")):
+        assert claims.compare_schedules(run(base + m + np.array([-0.1, 0.1])), run(base)) == verdict
+    diff, se = claims.paired_difference(run(base + 0.3 + np.array([-0.1, 0.1])), run(base))
+    assert diff == pytest.approx(0.3) and se == pytest.approx(0.1)
+    # unpaired, the same runs would read "within noise": hypot of the two draw spreads is ~2.8
+    assert np.hypot(run(base + 0.3).sem[-1], run(base).sem[-1]) > 2
+    assert claims.paired_summary(run(base + 0.3 + np.array([-0.1, 0.1])), run(base)) == ("+0.3000 ± 0.1000", 2)
+    assert claims.paired_summary(run(base + np.array([-1e-12, 1e-12])), run(base)) == ("0 (same)", 0)
+    with pytest.raises(ValueError, match="same draws"):
+        claims.paired_difference(run([1.0, 2.0]), run([1.0, 2.0, 3.0]))
 
 
 def test_scheduler_rows_count_the_settings_each_schedule_wins():
-    runs = {"a": {"uniform": run(0.5, 0.01), "rub": run(0.3, 0.01)},
-            "b": {"uniform": run(0.3, 0.01), "rub": run(0.5, 0.01)},
-            "c": {"uniform": run(0.3, 0.1), "rub": run(0.35, 0.1)},
-            "d": {"uniform": run(0.3, 0.0), "rub": run(0.3, 0.0)}}
+    runs = {"a": {"uniform": run([0.5, 0.6]), "rub": run([0.3, 0.41])},
+            "b": {"uniform": run([0.3, 0.4]), "rub": run([0.5, 0.61])},
+            "c": {"uniform": run([0.3, 0.4]), "rub": run([0.35, 0.35])},  # differences +0.05, -0.05: noise
+            "d": {"uniform": run(0.3), "rub": run(0.3)}}
     rows = claims.scheduler_claims(small_scale(), runs, h=12)
-    assert rows[0].ours == "RUB better in 1 of 4 settings, worse in 1 (h = 12, 4 steps, 'x')"
-    assert [r.agrees for r in rows] == ["mixed: see the table", "consistent by construction"]
-    runs["e"] = {"uniform": run(0.3, 0.0, steps=3), "rub": run(0.3, 0.0, steps=3)}
+    assert rows[0].ours == ("fibook's reconstruction (RUB): better in 1 of 4 settings, worse in 1 (paired over the "
+                            "same problems; h = 12, 4 steps, 'x')")
+    assert [r.agrees for r in rows] == ["mixed", "consistent by construction"]
+    assert claims.balancing_helps(["RUB better", "RUB better", "uniform better"]) == "yes"
+    assert claims.balancing_helps(["RUB better", "uniform better", "uniform better"]) == \
+        "no (for this reconstruction)"
+    runs["e"] = {"uniform": run(0.3, steps=3), "rub": run(0.3, steps=3)}
     with pytest.raises(ValueError, match="same number of steps"):
         claims.scheduler_claims(small_scale(), runs, h=12)

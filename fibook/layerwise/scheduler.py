@@ -121,11 +121,14 @@ def _problem(model: str, depth: int, h: int, draws: int, init: str, data: str, s
 
 @dataclass(frozen=True)
 class ScheduleRun:
-    """Mean test loss per step (steps + 1,), its standard error, and the mean rate per layer per step."""
+    """Mean test loss per step (steps + 1,), its standard error, the mean rate per layer per step, and each
+    sampled problem's final test loss (draws,), in the order of the draws (the same problems for every schedule
+    of one seed, so two schedules compare draw by draw)."""
 
     mean: np.ndarray
     sem: np.ndarray
     rates: np.ndarray
+    final: np.ndarray
 
 
 def run_schedule(schedule: str, budget: float, steps: int, model: str = "linear", depth: int = 2, h: int = 64,
@@ -146,4 +149,4 @@ def run_schedule(schedule: str, budget: float, steps: int, model: str = "linear"
     losses, rates, _ = sim.descend(weights, grad_fn, loss_fn, lambda w, g, t: rule(w, g, budget), steps)
     losses = losses.numpy()
     sem = losses.std(axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else np.zeros(steps + 1)
-    return ScheduleRun(losses.mean(axis=1), sem, rates.mean(dim=-1).numpy())
+    return ScheduleRun(losses.mean(axis=1), sem, rates.mean(dim=-1).numpy(), losses[-1].copy())
