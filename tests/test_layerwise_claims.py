@@ -34,9 +34,10 @@ def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_at_least_a_n
 
 
 def test_two_steps_rows_read_both_slopes_and_the_fitted_widths():
-    rows = claims.two_steps_claims(small_scale(), z_max=1.234, slopes={1: -0.5, 2: -0.1},
-                                   fit_widths=np.array([256.0, 512.0]))
-    assert rows[0].ours == "MC max |z| = 1.23, h ∈ (8, 12), 300 draws ('x')"
+    rows = claims.two_steps_claims(small_scale(), z=[0.5, -1.234], ratios=[1.0, 1 + 1e-9],
+                                   slopes={1: -0.5, 2: -0.1}, fit_widths=np.array([256.0, 512.0]))
+    assert rows[0].ours == "MC max |z| = 1.23 over 2 (bound 2.24), h ∈ (8, 12), 300 draws ('x')"
+    assert rows[1].ours == "(‖A‖_F/‖B‖_F)/√h = 1 to < 1e-6 over 2 (width, layer) pairs, orthogonal setting"
     assert rows[2].ours == "slope -0.50, h ∈ (256, 512) ('x')"
     assert rows[3].ours == "slope -0.10 (same runs)"
     assert [r.agrees for r in rows] == ["yes", "yes", "no", "qualitatively"]
@@ -138,3 +139,14 @@ def test_scheduler_rows_count_the_settings_each_schedule_wins():
     runs["e"] = {"uniform": run(0.3, steps=3), "rub": run(0.3, steps=3)}
     with pytest.raises(ValueError, match="same number of steps"):
         claims.scheduler_claims(small_scale(), runs, h=12)
+
+
+def test_closed_forms_agree_below_the_bonferroni_bound_and_a_dominates_within_its_tolerance():
+    bound = claims.z_critical(16)
+    assert bound == pytest.approx(2.9552, abs=1e-4)  # Phi^-1(1 - 0.05 / 32)
+    assert claims.closed_forms_agree([bound - EPS] + [0.0] * 15) == "yes"
+    assert claims.closed_forms_agree([-(bound + EPS)] + [0.0] * 15) == "no"
+    assert claims.dominates_by_sqrt_h([1.0, 1 + 0.999e-6]) == "yes"
+    assert claims.dominates_by_sqrt_h([1.0, 1 + 1.001e-6]) == "no"
+    with pytest.raises(ValueError, match="at least one z-score"):
+        claims.z_critical(0)

@@ -45,7 +45,7 @@ def test_chapters_that_skip_the_rerun_only_plot_committed_results():
             continue
         cells = json.loads(path.read_text())["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        reads = ("load_arms(", "finished_arms(", "results.load(")
+        reads = ("load_arms(", "finished_arms(", "results.load(", "collapse_points(")
         assert any(r in code for r in reads), f"{path.name} is marked as not computing but reads no results file"
         assert "run_sweep(" not in code or "if RERUN" in code, f"{path.name} trains outside its RERUN switch"
     assert 0 < len(COMPUTING) < len(notebooks())

@@ -73,7 +73,7 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
     assert rows[1].ours == "same κ: ‖Δβ‖ 2.0e-09; same α: ‖Δβ‖ = 0.28"
     assert rows[2].ours == "3.0e-03 vs 2.0e-04 (midpoint crossing, 'x' scale, seed-1993 data)"
     assert rows[3].ours == "0.0200 → 0.8600; min-ℓ1 0.0110, min-ℓ2 0.8590"
-    assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 2 grid points"
+    assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 2 grid points (curve range 0.84)"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (a shift of 1.2 decades)", "yes", "no", "yes"]
 
 
@@ -89,3 +89,12 @@ def test_beyond_mirror_rows_read_ranges_and_floors():
     assert rows[4].ours == "sign(a₀): off by 1.25; sign(a_∞): < 1e-9"
     assert rows[5].ours == "m = 3: per-neuron gaps 3e-02–2e-01"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)", "n/a (ours only)", "yes", "n/a (ours only)"]
+
+
+def test_gd_is_close_below_five_percent_of_the_curve_range_and_ranges_agree_within_a_decade():
+    errors = np.array([0.0, 1.0])  # range 1: the threshold is 0.05
+    assert claims.gd_close([0.01, 0.05 * DOWN], errors) == "yes"
+    assert claims.gd_close([0.05 * UP], errors) == "no"
+    assert claims.same_order((222 * 10 * DOWN, 2816 / 10 * UP), (222, 2816)) == "yes (same order)"
+    assert claims.same_order((222 * 10 * UP, 2816), (222, 2816)) == "no"
+    assert claims.same_order((222, 2816 / 10 * DOWN), (222, 2816)) == "no"

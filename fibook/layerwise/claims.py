@@ -18,6 +18,9 @@ and "A balancing scheduler" (:func:`scheduler_claims`):
 ``NOISE_SE = 2.0``                 otherwise one is better when it ends lower by more than two standard errors
                                    of the paired difference (same sampled problems); else "within noise";
                                    RUB helps ("yes") when it is better in more settings than uniform
+``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
+                                   Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
+``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
 =================================  ==========================================================================
 
 Along a split grid of a budget (odd length, midpoint ``eta1 = S/2`` in the middle) the equal split is a local
@@ -32,7 +35,7 @@ import numpy as np
 
 from fibook.layerwise.closed_forms import best_splits
 from fibook.layerwise.scheduler import ScheduleRun
-from fibook.notebook import Claim
+from fibook.notebook import Claim, below
 from fibook.scales import Scale
 
 STEP1_SLOPE = -1.0
@@ -41,6 +44,8 @@ STEP2_SLOPE = -0.5
 STEP2_TOL = 0.25
 SAME_TOL = 1e-9
 NOISE_SE = 2.0
+MC_LEVEL = 0.05
+RATIO_TOL = 1e-6
 
 
 def first_step_rate(slope: float) -> str:
@@ -57,17 +62,41 @@ def second_step_rate(slope: float) -> str:
     return "qualitatively" if slope < 0 else "no"
 
 
-def two_steps_claims(scale: Scale, *, z_max: float, slopes: Mapping[int, float],
+def z_critical(n: int, level: float = MC_LEVEL) -> float:
+    """The two-sided Bonferroni bound for ``n`` z-scores at family-wise level ``level``: Phi^-1(1 − level / 2n).
+    If every closed form is right, all n |z| stay below it with probability at least 1 − level."""
+    from scipy.stats import norm
+
+    if n < 1:
+        raise ValueError(f"need at least one z-score, got {n}")
+    return float(norm.isf(level / (2 * n)))
+
+
+def closed_forms_agree(z: Sequence[float]) -> str:
+    """``yes`` when every |z| (Monte Carlo minus closed form, in standard errors) is below
+    :func:`z_critical` of their number, else ``no``."""
+    return "yes" if max(abs(v) for v in z) < z_critical(len(z)) else "no"
+
+
+def dominates_by_sqrt_h(ratios: Sequence[float]) -> str:
+    """``yes`` when every (‖A‖_F / ‖B‖_F) / √h is 1 within ``RATIO_TOL`` (relative), else ``no``."""
+    return "yes" if all(abs(r - 1.0) < RATIO_TOL for r in ratios) else "no"
+
+
+def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, float],
                      fit_widths: Sequence[int]) -> list[Claim]:
-    """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (largest |z| ``z_max``, reported),
-    A against B (exact in the orthogonal setting, the chapter's table), and the width rates of the surrogate error
-    at steps 1 and 2 (``slopes``, fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
+    """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (``z``, every setting and step;
+    :func:`closed_forms_agree`), A against B (``ratios`` = (‖A‖_F / ‖B‖_F) / √h per width and layer of the
+    orthogonal setting; :func:`dominates_by_sqrt_h`), and the width rates of the surrogate error at steps 1 and 2
+    (``slopes``, fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
     sizes = scale.layerwise
+    worst = max(abs(r - 1.0) for r in ratios)
     return [
         Claim("closed-form test loss after 1 and 2 steps (surrogate)", "formulas, no number",
-              f"MC max |z| = {z_max:.2f}, h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", "yes"),
-        Claim("A dominates B by √h", "√h (norm orders)", "‖A‖_F/‖B‖_F = √h "
-              "exactly in the orthogonal setting (table above)", "yes"),
+              f"MC max |z| = {max(abs(v) for v in z):.2f} over {len(z)} (bound {z_critical(len(z)):.2f}), "
+              f"h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", closed_forms_agree(z)),
+        Claim("A dominates B by √h", "√h (norm orders)", f"(‖A‖_F/‖B‖_F)/√h = 1 to {below(worst, RATIO_TOL)} "
+              f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios)),
         Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
               f"slope {slopes[1]:.2f}, h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
               first_step_rate(slopes[1])),
