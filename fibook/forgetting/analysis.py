@@ -196,10 +196,14 @@ class Arm:
         """The paper's condition: at every sigma_w, every seed's selected predictor fits the training set."""
         return all(self.selected_interpolated)
 
+    def selected_clocks(self) -> list[float]:
+        """The mechanism's clock at each run's selected checkpoint."""
+        return [forgetting_clock(self.config, c.clocks)[1] for c in self.checkpoints if c is not None]
+
     def clock(self) -> tuple[str, float]:
         """The mechanism's clock at the selected checkpoints (the median over the arm's runs): the clock of the
         predictors whose accuracy the spread is made of."""
-        values = [forgetting_clock(self.config, c.clocks)[1] for c in self.checkpoints if c is not None]
+        values = self.selected_clocks()
         return clock_key(self.config), float(np.median(values)) if values else math.nan
 
     def run_clock(self) -> tuple[str, float]:
@@ -486,7 +490,7 @@ class ClockPoint:
 
 
 def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None) -> ClockPoint:
-    values = [forgetting_clock(arm.config, c.clocks)[1] for c in arm.checkpoints if c is not None]
+    values = arm.selected_clocks()
     key, value = arm.clock()
     return ClockPoint(experiment, arm, key, value, min(values, default=math.nan), max(values, default=math.nan),
                       arm.run_clock()[1], spread_estimate(arm, noise))
