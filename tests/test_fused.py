@@ -7,7 +7,8 @@ import torch
 
 from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting.fused import Single, fuse
-from fibook.forgetting.models import build_model, init_sigma_w_, member_weight_norms, weight_norms
+from fibook.forgetting.models import (build_model, init_sigma_w_, member_init_geometry, member_weight_norms,
+                                     weight_layers, weight_norms, weight_snapshot)
 from fibook.forgetting.train import TrainConfig, check_population, train_population
 
 
@@ -45,10 +46,38 @@ def test_fused_training_equals_one_at_a_time(optimizer, lr, options):
     together = train_population([dataclasses.replace(c, fused=True) for c in configs], "cpu")
     for a, b in zip(separate, together, strict=True):
         assert a.status == b.status == "ok"
-        for key in ("train_loss", "val_loss", "test_acc", "weight_norm"):
+        for key in ("train_loss", "val_loss", "test_acc", "weight_norm", "init_distance", "init_cosine"):
             assert b.history[key] == pytest.approx(a.history[key], rel=1e-6), key
-        assert b.history["layer_norms"][-1] == pytest.approx(a.history["layer_norms"][-1], rel=1e-6)
+        for key in ("layer_norms", "layer_distance", "layer_cosine"):
+            assert b.history[key][-1] == pytest.approx(a.history[key][-1], rel=1e-6), key
     assert separate[0].history["train_loss"] != separate[1].history["train_loss"]
+
+
+def test_init_geometry_of_a_fused_population_matches_each_model_computed_directly():
+    models = [init_sigma_w_(build_model("resnet9", 4, in_channels=1).double(), s, seed=i)
+              for i, s in enumerate((0.5, 2.0))]
+    net = fuse(models)
+    init = weight_snapshot(net)
+    starts = [[w.clone() for w in weight_snapshot(m)] for m in models]
+    gen = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for _, layer in weight_layers(net):
+            layer.weight.mul_(0.8).add_(0.1 * torch.randn(layer.weight.shape, generator=gen, dtype=torch.float64))
+        moved = [fused_weights.reshape(2, -1) for fused_weights in weight_snapshot(net)]
+    rows = member_init_geometry(net, init, 2)
+    for k, start in enumerate(starts):
+        now = [m[k] for m in moved]
+        w0 = [s.reshape(-1) for s in start]
+        assert rows[k]["distance"] == pytest.approx([float((a - b).norm()) for a, b in zip(now, w0)], rel=1e-12)
+        assert rows[k]["cosine"] == pytest.approx(
+            [float(a @ b / (a.norm() * b.norm())) for a, b in zip(now, w0)], rel=1e-12)
+        flat_now, flat_0 = torch.cat(now), torch.cat(w0)
+        assert rows[k]["total_distance"] == pytest.approx(float((flat_now - flat_0).norm()), rel=1e-12)
+        assert rows[k]["total_cosine"] == pytest.approx(
+            float(flat_now @ flat_0 / (flat_now.norm() * flat_0.norm())), rel=1e-12)
+    assert all(c < 1 for c in rows[0]["cosine"])
+    with pytest.raises(ValueError, match="snapshot has 1 weights, the model 9"):
+        member_init_geometry(net, init[:1], 2)
 
 
 def test_population_members_may_differ_only_in_sigma_and_seed():

@@ -34,6 +34,14 @@ def test_same_config_same_numbers_and_every_quantity_recorded():
     for key in ("train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm"):
         assert len(h[key]) == e + 1 and all(math.isfinite(v) for v in h[key]), key
     assert len(a.layer_names) == 9 and all(len(row) == 9 for row in h["layer_norms"])  # 8 convs + head
+    assert h["init_distance"][0] == 0 and h["init_cosine"][0] == pytest.approx(1, abs=1e-12)
+    assert h["layer_distance"][0] == [0] * 9 and h["layer_cosine"][0] == pytest.approx([1] * 9, abs=1e-12)
+    for t in range(1, e + 1):  # ||W_t - W_0||^2 = ||W_t||^2 + ||W_0||^2 - 2 ||W_t|| ||W_0|| cos, layer by layer
+        norms, norms0 = h["layer_norms"][t], h["layer_norms"][0]
+        assert [d * d for d in h["layer_distance"][t]] == pytest.approx(
+            [n * n + m * m - 2 * n * m * c for n, m, c in zip(norms, norms0, h["layer_cosine"][t])], rel=1e-6)
+        assert h["init_distance"][t] ** 2 == pytest.approx(sum(d * d for d in h["layer_distance"][t]), rel=1e-9)
+        assert 0 < h["init_distance"][t] and h["init_cosine"][t] < 1
     steps = e * (a.config.n_train // a.config.batch_size)
     assert h["steps"][-1] == steps
     assert a.summary.clocks == pytest.approx(metrics.forgetting_clocks([0.05] * steps, 128, 0.0))

@@ -179,6 +179,49 @@ def member_weight_norms(model: nn.Module, k: int = 1) -> list[dict[str, float]]:
     return rows
 
 
+@torch.no_grad()
+def weight_snapshot(model: nn.Module) -> list[torch.Tensor]:
+    """A float64 copy of every Conv2d/Linear weight, in :func:`weight_layers` order (the reference that
+    :func:`member_init_geometry` measures from)."""
+    return [m.weight.detach().double().clone() for _, m in weight_layers(model)]
+
+
+@torch.no_grad()
+def member_init_geometry(model: nn.Module, init: list[torch.Tensor], k: int = 1) -> list[dict]:
+    """How far each of the ``k`` models held by ``model`` has moved from its weights ``init``
+    (:func:`weight_snapshot` taken at initialization), per Conv2d/Linear layer and in total:
+
+        distance_l = ||W_l - W_l(0)||_F,     cosine_l = <W_l, W_l(0)>_F / (||W_l||_F ||W_l(0)||_F),
+
+    and the same over all layers flattened into one vector (``"total_distance"``, ``"total_cosine"``). The
+    distance measures what the radial view (the norm ||W||) cannot: a weight can keep its norm and turn away from
+    its initialization. Returns per member ``{"distance": [...], "cosine": [...], "total_distance": d,
+    "total_cosine": c}`` (layers in :func:`weight_layers` order)."""
+    rows = [{"distance": [], "cosine": []} for _ in range(k)]
+    dot = torch.zeros(k, dtype=torch.float64)
+    sq_now = torch.zeros(k, dtype=torch.float64)
+    sq_init = torch.zeros(k, dtype=torch.float64)
+    sq_diff = torch.zeros(k, dtype=torch.float64)
+    layers = [m for _, m in weight_layers(model)]
+    if len(layers) != len(init):
+        raise ValueError(f"the snapshot has {len(init)} weights, the model {len(layers)}")
+    for m, w0 in zip(layers, init, strict=True):
+        w = m.weight.detach().double().cpu().reshape(k, -1)
+        w0 = w0.cpu().reshape(k, -1)
+        layer_dot, n, n0 = (w * w0).sum(1), (w * w).sum(1), (w0 * w0).sum(1)
+        diff = ((w - w0) ** 2).sum(1)
+        dot, sq_now, sq_init, sq_diff = dot + layer_dot, sq_now + n, sq_init + n0, sq_diff + diff
+        cos = layer_dot / (n * n0).sqrt()
+        for j, row in enumerate(rows):
+            row["distance"].append(math.sqrt(diff[j].item()))
+            row["cosine"].append(cos[j].item())
+    total_cos = dot / (sq_now * sq_init).sqrt()
+    for j, row in enumerate(rows):
+        row["total_distance"] = math.sqrt(sq_diff[j].item())
+        row["total_cosine"] = total_cos[j].item()
+    return rows
+
+
 def weight_norms(model: nn.Module) -> dict[str, float]:
     """Frobenius norm of every Conv2d/Linear weight of one model by layer name, and their total under ``"total"``."""
     return member_weight_norms(model)[0]

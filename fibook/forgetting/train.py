@@ -3,7 +3,8 @@
 
 ``train(config)`` returns a :class:`RunResult` whose history holds, for epochs 0 (the initialization) to E:
 train loss/accuracy (eval mode, no augmentation), validation and test loss/accuracy, the Frobenius norm of every
-Conv2d/Linear weight and their total, and the cumulative clocks sum eta, sum eta^2 / b and lambda sum eta over the
+Conv2d/Linear weight and their total, the distance ||W_t - W_0||_F and cosine to the initialization per layer
+and in total (:func:`fibook.forgetting.models.member_init_geometry`), and the cumulative clocks sum eta, sum eta^2 / b and lambda sum eta over the
 optimizer steps taken. Epoch 0 is evaluated on a copy of the model whose BatchNorm statistics were estimated on
 the training split (freshly reset running statistics would make the untrained network's eval-mode outputs scale
 like sigma_w^depth); the training run itself is untouched by this.
@@ -30,7 +31,8 @@ from fibook.batches import Batches
 from fibook.checks import whole
 from fibook.data import DatasetSplits, load_dataset
 from fibook.forgetting import fused, metrics
-from fibook.forgetting.models import build_model, init_sigma_w_, member_weight_norms, weight_layers
+from fibook.forgetting.models import (build_model, init_sigma_w_, member_init_geometry, member_weight_norms,
+                                     weight_layers, weight_snapshot)
 from fibook.forgetting.optimizers import make_optimizer
 
 EVAL_BATCH = 250  # measured on one CPU core: twice as fast as 1000 for the width-16 ResNet-9
@@ -316,19 +318,22 @@ def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[Run
     steps_per_epoch = len(train_batches[0])
     total_steps = c.epochs * steps_per_epoch
     keys = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm",
-            "layer_norms", "steps", "T_SGD", "T_L2", "T_adapt")
+            "layer_norms", "init_distance", "init_cosine", "layer_distance", "layer_cosine", "steps", "T_SGD",
+            "T_L2", "T_adapt")
     histories = [{k: [] for k in keys} for _ in configs]
     status: list[str] = ["ok"] * len(configs)
     diverged_epoch: list[int | None] = [None] * len(configs)
     steps_taken: list[int | None] = [None] * len(configs)  # set when a run stops early
     lrs: list[float] = []
+    inits = [weight_snapshot(b.inner) for b in blocks]
 
     def record(epoch: int) -> None:
         clocks = metrics.forgetting_clocks(lrs, c.batch_size, c.weight_decay)
-        for b in blocks:
+        for b, init in zip(blocks, inits, strict=True):
             k = len(b.members)
             net = b.net if epoch > 0 else recalibrated_copy(b.net, k, evals["train"], bf16)
             results = {name: evaluate(net, k, batches, bf16) for name, batches in evals.items()}
+            geometry = member_init_geometry(b.inner, init, k)
             for j, (i, norms) in enumerate(zip(b.members, member_weight_norms(b.inner, k), strict=True)):
                 if status[i] != "ok":
                     continue
@@ -339,6 +344,10 @@ def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[Run
                     h[f"{name}_acc"].append(results[name][j][1])
                 h["weight_norm"].append(norms.pop("total"))
                 h["layer_norms"].append(list(norms.values()))
+                h["init_distance"].append(geometry[j]["total_distance"])
+                h["init_cosine"].append(geometry[j]["total_cosine"])
+                h["layer_distance"].append(geometry[j]["distance"])
+                h["layer_cosine"].append(geometry[j]["cosine"])
                 h["steps"].append(len(lrs))
                 for key, value in clocks.items():
                     h[key].append(value)
