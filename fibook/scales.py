@@ -95,7 +95,9 @@ class LayerwiseScale:
     ``width``: h of the closed-form figures; ``mc_widths``/``mc_draws``: widths and sampled networks of the
     closed form vs Monte-Carlo check; ``gap_widths``/``gap_draws``: widths and draws of surrogate vs true GD;
     ``grid``: points per axis of the (eta1, eta2) landscape; ``sim_width``: h of the simulated GD curves;
-    ``sched_steps``/``sched_draws``: GD steps and sampled problems per scheduler comparison.
+    ``sched_width``/``sched_steps``: width and GD steps of the scheduler comparison; ``sched_draws``: sampled
+    problems each schedule is evaluated on (the same for every schedule); ``sched_tune_draws``: the separate
+    problems its budget is tuned on.
     """
 
     width: int
@@ -105,8 +107,10 @@ class LayerwiseScale:
     gap_draws: int
     grid: int
     sim_width: int
+    sched_width: int
     sched_steps: int
     sched_draws: int
+    sched_tune_draws: int
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ _GPU = Scale(
     ),
     layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
                              gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
-                             sched_steps=16, sched_draws=2),
+                             sched_width=256, sched_steps=16, sched_draws=40, sched_tune_draws=10),
 )
 
 SCALES: dict[str, Scale] = {
@@ -152,7 +156,8 @@ SCALES: dict[str, Scale] = {
             n_small=10, d_small=30,
         ),
         layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 32, 64), gap_draws=4,
-                                 grid=41, sim_width=32, sched_steps=4, sched_draws=2),
+                                 grid=41, sim_width=32, sched_width=16, sched_steps=4, sched_draws=3,
+                                 sched_tune_draws=2),
     ),
     "book": Scale(
         name="book",
@@ -166,14 +171,15 @@ SCALES: dict[str, Scale] = {
             n_small=10, d_small=30,
         ),
         layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 512),
-                                 gap_draws=8, grid=101, sim_width=256, sched_steps=16, sched_draws=8),
+                                 gap_draws=8, grid=101, sim_width=256, sched_width=64, sched_steps=16,
+                                 sched_draws=24, sched_tune_draws=6),
     ),
     "gpu": _GPU,
     "paper": replace(
         _GPU, name="paper", purpose="the paper's CIFAR-10 protocol in full",
         forgetting=replace(_GPU.forgetting, seeds=(0, 1, 2)),
         shape=replace(_GPU.shape, n_instances=20, gd_checks=5),
-        layerwise=replace(_GPU.layerwise, gap_draws=5, sched_draws=5),
+        layerwise=replace(_GPU.layerwise, gap_draws=5, sched_draws=100, sched_tune_draws=20),
     ),
 }
 
@@ -233,5 +239,6 @@ def parts_table() -> list[dict[str, object]]:
         "Part III: Monte-Carlo widths × draws":
             f"{', '.join(map(str, s.layerwise.mc_widths))} × {s.layerwise.mc_draws:,}",
         "Part III: (η₁, η₂) grid": f"{s.layerwise.grid} × {s.layerwise.grid}",
-        "Part III: scheduler steps × draws": f"{s.layerwise.sched_steps} × {s.layerwise.sched_draws}",
+        "Part III: scheduler h, steps × draws (tuning)": f"{s.layerwise.sched_width}, {s.layerwise.sched_steps} × "
+                                                          f"{s.layerwise.sched_draws} ({s.layerwise.sched_tune_draws})",
     } for s in SCALES.values()]

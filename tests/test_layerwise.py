@@ -85,8 +85,10 @@ def test_surrogate_gap_shrinks_like_one_over_width_at_step_one():
     assert abs(slope + 1) < 0.2, slope
 
 
-def _literal_gd(setup, x, rates, steps):
-    """Autograd on the full training loss (1/2n)||X W a / c - X beta||^2, one problem (draw 0)."""
+def _literal_gd(setup, x, rates, steps, y=None):
+    """Autograd on the full training loss (1/2n)||X W a / c - Y||^2, Y = X beta unless given, one problem
+    (draw 0)."""
+    y = x @ setup.beta[0] if y is None else y
     ws = [w[0].clone() for w in setup.weights]
     a = None if setup.a is None else setup.a[0]
     for _ in range(steps):
@@ -95,7 +97,7 @@ def _literal_gd(setup, x, rates, steps):
         for w in ws[1:]:
             prod = prod @ w
         out = x @ (prod if a is None else prod @ a) / setup.c
-        loss = ((out - x @ setup.beta[0]) ** 2).sum() / (2 * x.shape[0])
+        loss = ((out - y) ** 2).sum() / (2 * x.shape[0])
         grads = torch.autograd.grad(loss, ws)
         ws = [w.detach() - r * g for w, r, g in zip(ws, rates, grads, strict=True)]
     return ws
@@ -120,6 +122,30 @@ def test_reduced_update_equals_literal_gd_on_the_data_matrix(depth, init, data):
     literal = _literal_gd(setup, x, rates, 2)
     for w_red, w_lit in zip(reduced, literal, strict=True):
         assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_label_noise_enters_the_reduced_update_and_training_loss_as_on_the_data_matrix(depth):
+    h, rho = 12, 0.3
+    noisy = sim.sample_setup(depth, h, 1, "gaussian", "gaussian", seed=4, noise=rho)
+    clean = sim.sample_setup(depth, h, 1, "gaussian", "gaussian", seed=4)
+    assert all(torch.equal(a, b) for a, b in zip(noisy.weights, clean.weights)) and torch.equal(noisy.beta, clean.beta)
+    gen = torch.Generator().manual_seed(9)
+    x = torch.randn(h, h, generator=gen, dtype=torch.float64)
+    xi = torch.randn(*clean.beta.shape[1:], generator=gen, dtype=torch.float64) * rho**0.5
+    setup = sim.LinearSetup(depth, h, clean.weights, clean.a, clean.beta, (x.T @ x / h)[None], clean.c,
+                            (x.T @ xi / h)[None], (xi**2).sum()[None] / h)
+    y = x @ clean.beta[0] + xi
+    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h) if depth == 2 else sim.layer_rates(depth, 0.7, 1.3)
+    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
+                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
+    for w_red, w_lit in zip(reduced, _literal_gd(setup, x, rates, 2, y=y), strict=True):
+        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
+    out = x @ sim.output_map(setup, reduced)[0]
+    assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
+    assert clean.noise_xt is None and noisy.noise_xt.shape == clean.beta.shape and noisy.noise_sq.item() > 0
+    with pytest.raises(ValueError, match="label noise is implemented for Gaussian data only"):
+        sim.sample_setup(2, h, 1, "gaussian", "orthogonal", noise=0.1)
 
 
 def test_gradient_norms_show_the_sqrt_width_gap():

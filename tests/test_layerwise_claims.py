@@ -97,46 +97,66 @@ def test_unequal_equal_rows_read_the_runs_the_gaussian_midpoints_and_the_deep_ne
     assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "yes"]
 
 
-def run(final, steps=4):
+def run(final, steps=4, diverged=None):
     """A schedule run whose draws end at test losses ``final`` (a number: one draw)."""
     final = np.atleast_1d(np.asarray(final, dtype=float))
-    sem = final.std(ddof=1) / np.sqrt(final.size) if final.size > 1 else 0.0
-    return ScheduleRun(np.r_[np.ones(steps), final.mean()], np.r_[np.zeros(steps), sem], np.ones((steps + 1, 2)),
-                       final)
+    test = np.vstack([np.ones((steps, final.size)), final])
+    diverged = np.zeros(final.size, bool) if diverged is None else np.asarray(diverged)
+    return ScheduleRun("x", 1.0, None, test, test.copy(), np.ones((steps, 2)), diverged)
 
 
-def test_schedules_are_the_same_within_1e_9_and_differ_beyond_two_paired_standard_errors():
-    assert claims.compare_schedules(run(1e-9 * (1 - EPS)), run(0.0)) == "same"
-    assert claims.compare_schedules(run(1e-9 * (1 + EPS)), run(0.0)) == "uniform better"
-    assert claims.compare_schedules(run(-1e-9 * (1 + EPS)), run(0.0)) == "RUB better"
-    # per-draw differences m + (-0.1, 0.1): sd 0.1414, se 0.1, two standard errors 0.2
+T1 = 12.706204736174707  # Student t quantile 0.975 with 1 degree of freedom
+
+
+def test_paired_intervals_decide_better_worse_within_noise_and_same_at_their_edges():
+    assert claims.paired_verdict(claims.paired(run(1e-9 * (1 - EPS)), run(0.0))) == "same"
+    assert claims.paired_verdict(claims.paired(run(1e-9 * (1 + EPS)), run(0.0))) == "worse"
+    assert claims.paired_verdict(claims.paired(run(-1e-9 * (1 + EPS)), run(0.0))) == "better"
+    # per-draw differences m + (-0.01, 0.01): sd 0.01414, se 0.01, half-width t_{0.975,1} * 0.01
     base = np.array([1.0, 5.0])  # large draw-to-draw spread that pairing removes
-    for m, verdict in ((-0.2 - EPS, "RUB better"), (-0.2 + EPS, "within noise"), (0.2 + EPS, "uniform better"),
-                       (0.2 - EPS, "within noise")):
-        assert claims.compare_schedules(run(base + m + np.array([-0.1, 0.1])), run(base)) == verdict
-    diff, se = claims.paired_difference(run(base + 0.3 + np.array([-0.1, 0.1])), run(base))
-    assert diff == pytest.approx(0.3) and se == pytest.approx(0.1)
-    # unpaired, the same runs would read "within noise": hypot of the two draw spreads is ~2.8
-    assert np.hypot(run(base + 0.3).sem[-1], run(base).sem[-1]) > 2
-    assert claims.paired_summary(run(base + 0.3 + np.array([-0.1, 0.1])), run(base)) == ("+0.3000 ± 0.1000", 2)
-    assert claims.paired_summary(run(base + np.array([-1e-12, 1e-12])), run(base)) == ("0 (same)", 0)
+    half = T1 * 0.01
+    for m, verdict in ((-half - EPS, "better"), (-half + EPS, "within noise"), (half + EPS, "worse"),
+                       (half - EPS, "within noise")):
+        assert claims.paired_verdict(claims.paired(run(base + m + np.array([-0.01, 0.01])), run(base))) == verdict
+    p = claims.paired(run(base + 0.3 + np.array([-0.01, 0.01])), run(base))
+    assert (p.mean, p.low, p.high, p.n, p.worse) == pytest.approx((0.3, 0.3 - half, 0.3 + half, 2, 2))
+    assert p.text() == f"+0.3000 [{0.3 - half:+.4f}, {0.3 + half:+.4f}]"
+    assert claims.paired(run(base + np.array([-1e-12, 1e-12])), run(base)).text() == "0 (same)"
     with pytest.raises(ValueError, match="same draws"):
-        claims.paired_difference(run([1.0, 2.0]), run([1.0, 2.0, 3.0]))
+        claims.paired(run([1.0, 2.0]), run([1.0, 2.0, 3.0]))
+
+
+def test_divergence_is_left_out_of_the_pairs_and_decides_the_verdict_when_counts_differ():
+    method = run([0.1, np.nan, 0.1], diverged=[False, True, False])
+    baseline = run([0.5, 0.5, 0.5])
+    p = claims.paired(method, baseline)
+    assert (p.n, p.diverged, p.baseline_diverged) == (2, 1, 0) and p.mean == pytest.approx(-0.4)
+    assert claims.paired_verdict(p) == "worse (diverges more)"
+    assert claims.paired_verdict(claims.paired(baseline, method)) == "better (diverges less)"
+    both = run([0.5, np.nan, 0.5], diverged=[False, True, False])
+    assert claims.paired_verdict(claims.paired(method, both)) == "better"
+    with pytest.raises(ValueError, match="every draw diverged"):
+        claims.paired(run(np.nan, diverged=[True]), run(0.5))
+
+
+def _schedules(uniform, fixed, nb, rub):
+    return {"uniform": run(uniform), "fixed": run(fixed), "norm_balance": run(nb), "rub": run(rub)}
 
 
 def test_scheduler_rows_count_the_settings_each_schedule_wins():
-    runs = {"a": {"uniform": run([0.5, 0.6]), "rub": run([0.3, 0.41])},
-            "b": {"uniform": run([0.3, 0.4]), "rub": run([0.5, 0.61])},
-            "c": {"uniform": run([0.3, 0.4]), "rub": run([0.35, 0.35])},  # differences +0.05, -0.05: noise
-            "d": {"uniform": run(0.3), "rub": run(0.3)}}
+    runs = {"a": _schedules([0.5, 0.6], [0.2, 0.3], [0.3, 0.41], [0.5, 0.6]),
+            "b": _schedules([0.3, 0.4], [0.2, 0.3], [0.5, 0.61], [0.1, 0.21]),
+            "c": _schedules([0.3, 0.4], [0.3, 0.4], [0.35, 0.35], [0.3, 0.4])}  # c: +0.05, -0.05 is noise
     rows = claims.scheduler_claims(small_scale(), runs, h=12)
-    assert rows[0].ours == ("fibook's reconstruction (RUB): better in 1 of 4 settings, worse in 1 (paired over the "
-                            "same problems; h = 12, 4 steps, 'x')")
-    assert [r.agrees for r in rows] == ["mixed", "consistent by construction"]
-    assert claims.balancing_helps(["RUB better", "RUB better", "uniform better"]) == "yes"
-    assert claims.balancing_helps(["RUB better", "uniform better", "uniform better"]) == \
-        "no (for this reconstruction)"
-    runs["e"] = {"uniform": run(0.3, steps=3), "rub": run(0.3, steps=3)}
+    assert rows[0].ours == ("norm balancing (fibook's reconstruction): better in 1 of 3 settings, worse in 1 "
+                            "(paired over the same problems, 95% intervals; h = 12, 4 steps, 'x')")
+    assert rows[1].ours == "norm balancing vs the tuned fixed pair: better in 0 of 3 settings, worse in 2"
+    assert rows[2].ours == "RUB: better in 1 of 3 settings, worse in 0"
+    assert [r.agrees for r in rows] == ["mixed", "no", "our own result: yes", "consistent by construction"]
+    assert claims.balancing_helps(["better", "better (diverges less)", "worse"]) == "yes"
+    assert claims.balancing_helps(["better", "worse (diverges more)", "worse", "same"]) == "no"
+    runs["e"] = _schedules(*[[0.3]] * 4)
+    runs["e"]["rub"] = run(0.3, steps=3)
     with pytest.raises(ValueError, match="same number of steps"):
         claims.scheduler_claims(small_scale(), runs, h=12)
 

@@ -13,11 +13,12 @@ and "A balancing scheduler" (:func:`scheduler_claims`):
 ``STEP1_TOL = 0.2``                on log h is within 0.2 of −1
 ``STEP2_SLOPE = -0.5``             its step-2 error is O(1/√h) when the slope is within 0.25 of −½, and
 ``STEP2_TOL = 0.25``               qualitatively so when the slope is merely negative
-``SAME_TOL = 1e-9``                two schedules end the "same" when their final mean test losses differ by at
-                                   most 1e-9
-``NOISE_SE = 2.0``                 otherwise one is better when it ends lower by more than two standard errors
-                                   of the paired difference (same sampled problems); else "within noise";
-                                   RUB helps ("yes") when it is better in more settings than uniform
+``SAME_TOL = 1e-9``                two schedules end the "same" when the interval of their paired final
+                                   test-loss difference (same sampled problems) lies within 1e-9 of 0
+``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
+                                   paired difference lies below (above) 0, else "within noise"; one that
+                                   diverges on more draws is worse; a schedule helps ("yes") when it is better
+                                   in more settings than worse
 ``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
@@ -30,6 +31,7 @@ minimum when its loss is below both neighbours', a local maximum when above both
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,7 +45,7 @@ STEP1_TOL = 0.2
 STEP2_SLOPE = -0.5
 STEP2_TOL = 0.25
 SAME_TOL = 1e-9
-NOISE_SE = 2.0
+CONFIDENCE = 0.95
 MC_LEVEL = 0.05
 RATIO_TOL = 1e-6
 
@@ -165,58 +167,100 @@ def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndar
     ]
 
 
-def paired_difference(rub: ScheduleRun, uniform: ScheduleRun) -> tuple[float, float]:
-    """The final test losses compared draw by draw (both schedules train the same sampled problems):
-    ``d_i = rub_i − uniform_i``, returned as (mean d, standard error sd(d) / sqrt(n)); the standard error is 0
-    for one draw."""
-    if rub.final.shape != uniform.final.shape:
-        raise ValueError(f"the two runs must train the same draws, got {rub.final.shape} and {uniform.final.shape}")
-    d = rub.final - uniform.final
-    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
+@dataclass(frozen=True)
+class Paired:
+    """A schedule against a baseline on the same evaluation problems: the mean of the per-draw differences of
+    final test loss ``d_i = method_i − baseline_i`` over the draws where neither diverged, its ``CONFIDENCE``
+    interval (Student t), their number ``n``, in how many of them the method ends worse by more than
+    ``SAME_TOL``, and how many draws each diverged on."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    worse: int
+    diverged: int
+    baseline_diverged: int
+
+    def text(self) -> str:
+        """``+0.0376 [+0.0121, +0.0631]``, or ``0 (same)`` when every difference is within ``SAME_TOL`` (so no
+        rounding-level sign reaches the page)."""
+        if max(abs(self.low), abs(self.high), abs(self.mean)) <= SAME_TOL:
+            return "0 (same)"
+        return f"{self.mean:+.4f} [{self.low:+.4f}, {self.high:+.4f}]"
 
 
-def paired_summary(rub: ScheduleRun, uniform: ScheduleRun) -> tuple[str, int]:
-    """For the scheduler table: the paired difference as ``+0.0376 ± 0.0121`` (``0 (same)`` within ``SAME_TOL``,
-    so no rounding-level sign reaches the page), and in how many draws RUB ends worse by more than ``SAME_TOL``."""
-    diff, se = paired_difference(rub, uniform)
-    text = "0 (same)" if abs(diff) <= SAME_TOL else f"{diff:+.4f} ± {se:.4f}"
-    return text, int(((rub.final - uniform.final) > SAME_TOL).sum())
+def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
+    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (the
+    interval is the mean itself for one draw)."""
+    from scipy.stats import t as student
+
+    if method.final.shape != baseline.final.shape:
+        raise ValueError(f"the two runs must train the same draws, got {method.final.shape} and "
+                         f"{baseline.final.shape}")
+    keep = ~(method.diverged | baseline.diverged)
+    d = method.final[keep] - baseline.final[keep]
+    if d.size == 0:
+        raise ValueError("every draw diverged under one of the two schedules: nothing to compare")
+    half = float(student.ppf((1 + CONFIDENCE) / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 \
+        else 0.0
+    m = float(d.mean())
+    return Paired(m, m - half, m + half, int(d.size), int((d > SAME_TOL).sum()), int(method.diverged.sum()),
+                  int(baseline.diverged.sum()))
 
 
-def compare_schedules(rub: ScheduleRun, uniform: ScheduleRun) -> str:
-    """The paired final test-loss difference ``diff`` with standard error ``se`` (:func:`paired_difference`):
-    ``same`` when ``|diff| <= SAME_TOL``, ``RUB better`` when ``diff < −NOISE_SE se``, ``uniform better`` when
-    ``diff > NOISE_SE se``, else ``within noise``."""
-    diff, se = paired_difference(rub, uniform)
-    if abs(diff) <= SAME_TOL:
+def paired_verdict(p: Paired) -> str:
+    """``worse (diverges more)`` / ``better (diverges less)`` when the method diverged on more / fewer evaluation
+    draws than the baseline; otherwise ``same`` when the interval lies within ``SAME_TOL`` of 0, ``better`` when
+    it lies below 0, ``worse`` when above 0, else ``within noise``."""
+    if p.diverged != p.baseline_diverged:
+        return "worse (diverges more)" if p.diverged > p.baseline_diverged else "better (diverges less)"
+    if max(abs(p.low), abs(p.high)) <= SAME_TOL:
         return "same"
-    if diff < -NOISE_SE * se:
-        return "RUB better"
-    return "uniform better" if diff > NOISE_SE * se else "within noise"
+    if p.high < 0:
+        return "better"
+    return "worse" if p.low > 0 else "within noise"
 
 
 def balancing_helps(verdicts: Sequence[str]) -> str:
-    """Over the settings' :func:`compare_schedules` verdicts: ``yes`` when RUB is better in more settings than
-    uniform, ``no`` when uniform is, ``mixed`` on a tie (RUB is fibook's reconstruction, not the paper's
-    algorithm: a ``no`` speaks about it, not about the paper's scheduler)."""
-    better, worse = verdicts.count("RUB better"), verdicts.count("uniform better")
-    return "yes" if better > worse else "no (for this reconstruction)" if worse > better else "mixed"
+    """Over the settings' :func:`paired_verdict` verdicts of a schedule against a baseline: ``yes`` when it is
+    better in more settings than worse, ``no`` when worse in more, ``mixed`` on a tie (a reconstruction's ``no``
+    speaks about the reconstruction, not about the paper's unpublished scheduler)."""
+    better = sum(v.startswith("better") for v in verdicts)
+    worse = sum(v.startswith("worse") for v in verdicts)
+    return "yes" if better > worse else "no" if worse > better else "mixed"
+
+
+def _count(verdicts: Sequence[str], n: int) -> str:
+    better = sum(v.startswith("better") for v in verdicts)
+    worse = sum(v.startswith("worse") for v in verdicts)
+    return f"better in {better} of {n} settings, worse in {worse}"
 
 
 def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]], *, h: int) -> list[Claim]:
-    """The ``scheduler`` chapter's rows: in how many settings RUB ends better or worse than uniform
-    (``runs``: per setting, the ``uniform`` and ``rub`` runs at width ``h``; :func:`compare_schedules`; the paper
-    has no number or algorithm, so the verdict points to the table), and equal rates at step 2 (RUB's
-    construction)."""
-    verdicts = [compare_schedules(r["rub"], r["uniform"]) for r in runs.values()]
-    steps = {len(run.mean) - 1 for r in runs.values() for run in r.values()}
+    """The ``scheduler`` chapter's rows, from ``runs`` (per setting, every schedule of
+    :data:`fibook.layerwise.scheduler.SCHEDULES` tuned and run on the same evaluation draws at width ``h``):
+    norm balancing (the paper's idea, fibook's reconstruction) against uniform and against the best fixed pair,
+    fibook's RUB against uniform (:func:`paired`, :func:`paired_verdict`, :func:`balancing_helps`), and equal
+    rates at step 2 (both rules' construction)."""
+    steps = {len(run.test) - 1 for r in runs.values() for run in r.values()}
     if len(steps) != 1:
         raise ValueError(f"every run must have the same number of steps, got {sorted(steps)}")
+    n, where = len(runs), f"paired over the same problems, {CONFIDENCE:.0%} intervals; h = {h}, {steps.pop()} steps, " \
+        f"'{scale.name}'"
+
+    def verdicts(method, baseline):
+        return [paired_verdict(paired(r[method], r[baseline])) for r in runs.values()]
+
+    nb_u, nb_f, rub_u = verdicts("norm_balance", "uniform"), verdicts("norm_balance", "fixed"), \
+        verdicts("rub", "uniform")
     return [
-        Claim("balancing rates across layers reduces test loss", "no public number or algorithm",
-              f"fibook's reconstruction (RUB): better in {verdicts.count('RUB better')} of {len(verdicts)} settings, "
-              f"worse in {verdicts.count('uniform better')} (paired over the same problems; h = {h}, "
-              f"{steps.pop()} steps, '{scale.name}')", balancing_helps(verdicts)),
+        Claim("balancing the layers' norms reduces test loss (vs uniform)", "no public number or algorithm",
+              f"norm balancing (fibook's reconstruction): {_count(nb_u, n)} ({where})", balancing_helps(nb_u)),
+        Claim("balancing beats the best fixed (η₁, η₂) pair", "no public number or algorithm",
+              f"norm balancing vs the tuned fixed pair: {_count(nb_f, n)}", balancing_helps(nb_f)),
+        Claim("relative-update balancing (RUB) vs uniform", "not in the paper (fibook's own rule)",
+              f"RUB: {_count(rub_u, n)}", f"our own result: {balancing_helps(rub_u)}"),
         Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
-              "RUB starts at equal rates there and stays equal in depth 2", "consistent by construction"),
+              "both balancing rules start at equal rates there and stay equal in depth 2", "consistent by construction"),
     ]

@@ -1,18 +1,32 @@
-"""Part III: fibook's layer-balancing scheduler (relative-update balancing, RUB) and the uniform baseline.
+"""Part III: layer-balancing schedules, their tuning and their paired comparison (chapter "A balancing
+scheduler").
 
-The paper proposes balancing learning rates across layers but publishes no algorithm; this one is fibook's own.
-At every step ``t``, with a total budget ``S``, weights ``W_l`` and gradients ``G_l``:
+The paper proposes balancing learning rates across layers but publishes no algorithm, so every schedule here
+except the baselines is fibook's reconstruction. At every GD step ``t``, with a total budget ``S``, weights ``W_l``
+and gradients ``G_l`` of the ``k`` trained layers:
 
-    r_l = ||W_l||_F / (||G_l||_F + eps),     eta_l = S r_l / sum_j r_j,     eps = 1e-30,
+``uniform``        ``eta_l = S / k`` (the baseline).
+``fixed``          ``eta_1 = phi S`` and ``eta_l = (1 - phi) S / (k - 1)`` for the others, the same at every step:
+                   a fixed (eta_1, eta_2) pair, tuned over ``phi`` as well as ``S``.
+``norm_balance``   the paper's idea as stated, balancing the layers' post-step norms: choose the rates so that
+                   every layer's norm after the step relative to its norm at initialization,
+                   ``q_l = ||W_l - eta_l G_l||_F^2 / ||W_l(0)||_F^2``, is the same, on the budget: minimize
+                   ``sum_l (q_l / mean(q) - 1)^2`` subject to ``sum_l eta_l = S``, ``0 <= eta_l <= S``, from the
+                   uniform split (SLSQP). Relative to the initialization, because Gaussian layers start with
+                   norms that differ by a few per cent by chance, and balancing those raw norms pours the whole
+                   budget into whichever layer happens to be smallest. Layers whose norms grow at different
+                   rates get unequal rates; in the orthogonal square nets it is uniform.
+``rub``            relative-update balancing: ``r_l = ||W_l||_F / (||G_l||_F + eps)``,
+                   ``eta_l = S r_l / sum_j r_j``, ``eps = 1e-30``, so every layer moves by the same fraction of its
+                   norm; it starts at equal rates in the orthogonal square nets of depth 2 and 3.
 
-so the rates sum to ``S`` and every layer gets the same relative update ``||eta_l G_l||_F / ||W_l||_F =
-S / sum_j r_j``. The rates do not change when the loss is multiplied by a constant. In the orthogonal square
-depth-2 and depth-3 nets all ``||W_l||_F`` and ``||G_l||_F`` are equal at initialization, so RUB starts at equal
-rates, the step-2 optimum of the paper's analysis (and, by construction, it cannot take the tiny step-1 gain of
-unequal rates).
+Every schedule's budget is tuned on the same log grid ``S_0 * BUDGET_FACTORS`` around the setting's natural
+budget ``S_0`` (:func:`tune`), on problems drawn apart from the ones it is evaluated on; a draw whose training
+loss is non-finite or exceeds ``DIVERGENCE_FACTOR`` times its initial value has diverged.
 
-Models compared (chapter "A balancing scheduler"): the linear nets of :mod:`fibook.layerwise.simulation` at
-depths 2, 3, 4 and 8, and a 3-layer ReLU net ``f(x) = sqrt(2) relu(x^T W1) W2 a / sqrt(h)`` learning a linear target.
+Models compared: the linear nets of :mod:`fibook.layerwise.simulation` at depths 2, 3, 4 and 8 (Gaussian init,
+with and without label noise, and the symmetric orthogonal depth 2), and a 3-layer ReLU net
+``f(x) = sqrt(2) relu(x^T W1) W2 a / sqrt(h)`` learning a linear target.
 """
 
 from __future__ import annotations
@@ -22,26 +36,70 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from scipy.optimize import minimize
 
 from fibook.checks import choice
 from fibook.layerwise import simulation as sim
 
 EPS = 1e-30
-SCHEDULES = ("uniform", "rub")
+DIVERGENCE_FACTOR = 1e3
+SCHEDULES = ("uniform", "fixed", "norm_balance", "rub")
 MODELS = ("linear", "relu")
+BUDGET_FACTORS = tuple(2.0 ** (j / 2) for j in range(-8, 4))  # 1/16 ... 2.83 S_0, half-octave steps
+SPLITS = (0.1, 0.3, 0.5, 0.7, 0.9)  # the fixed pair's fraction phi of the budget for the first layer
+TUNE_SEED = 1  # tuning problems; the evaluation draws use seed EVAL_SEED
+EVAL_SEED = 2020
 
 
-def comparison_settings(h: int) -> list[tuple[str, int, str, float]]:
-    """The settings the chapter "A balancing scheduler" compares the schedules in, at width ``h``: (model,
-    depth, init and data kind, budget S). Budgets scale as the chapters' natural rates: ``h^1.5`` at depth 2,
-    ``sqrt(h)`` deeper."""
-    return [("linear", 2, "orthogonal", 0.5 * h**1.5), ("linear", 2, "gaussian", 0.5 * h**1.5),
-            ("linear", 3, "gaussian", h**0.5), ("linear", 4, "orthogonal", h**0.5), ("linear", 4, "gaussian", h**0.5),
-            ("linear", 8, "gaussian", 0.5 * h**0.5), ("relu", 3, "gaussian", h**0.5)]
+@dataclass(frozen=True)
+class Setting:
+    """One comparison setting: the model, its depth, the init and data kind, the natural budget ``S_0`` and the
+    label signal-to-noise ratio (``None``: noiseless)."""
+
+    model: str
+    depth: int
+    kind: str
+    budget: float
+    snr: float | None = None
+
+    @property
+    def name(self) -> str:
+        noise = "" if self.snr is None else f", label SNR {self.snr:g}"
+        return f"{self.model} depth {self.depth}, {self.kind}{noise}"
+
+
+def comparison_settings(h: int) -> list[Setting]:
+    """The settings the chapter compares the schedules in, at width ``h``. Natural budgets scale as the
+    chapters' natural rates: ``h^1.5`` at depth 2, ``sqrt(h)`` deeper (half that at depth 8)."""
+    return [Setting("linear", 2, "orthogonal", 0.5 * h**1.5), Setting("linear", 2, "gaussian", 0.5 * h**1.5),
+            Setting("linear", 2, "gaussian", 0.5 * h**1.5, snr=1.0), Setting("linear", 3, "gaussian", h**0.5),
+            Setting("linear", 3, "gaussian", h**0.5, snr=1.0), Setting("linear", 4, "gaussian", h**0.5),
+            Setting("linear", 8, "gaussian", 0.5 * h**0.5), Setting("relu", 3, "gaussian", h**0.5)]
 
 
 def _frobenius(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.matrix_norm(x)
+
+
+def _check_budget(budget: float) -> None:
+    if not budget >= 0:
+        raise ValueError(f"budget must be >= 0, got {budget!r}")
+
+
+def uniform_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float) -> list[float]:
+    """The baseline: ``eta_l = S / k`` for each of the ``k`` trained layers."""
+    _check_budget(budget)
+    return [budget / len(weights)] * len(weights)
+
+
+def fixed_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float,
+                split: float) -> list[float]:
+    """A fixed pair: ``eta_1 = phi S``, every later layer ``(1 - phi) S / (k - 1)`` (``phi = split``)."""
+    _check_budget(budget)
+    if not 0 <= split <= 1:
+        raise ValueError(f"split (the first layer's fraction of the budget) must lie in [0, 1], got {split!r}")
+    k = len(weights)
+    return [split * budget] + [(1 - split) * budget / (k - 1)] * (k - 1)
 
 
 def rub_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float) -> list[torch.Tensor]:
@@ -49,20 +107,51 @@ def rub_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], bu
 
     Tensors are batched over draws (shape (draws, m, n)); returns one rate per layer and draw.
     """
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget!r}")
+    _check_budget(budget)
     r = torch.stack([_frobenius(w) / (_frobenius(g) + EPS) for w, g in zip(weights, grads, strict=True)])
     return list(budget * r / r.sum(dim=0))
 
 
-def uniform_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float) -> list[float]:
-    """The baseline: ``eta_l = S / k`` for each of the ``k`` trained layers."""
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget!r}")
-    return [budget / len(weights)] * len(weights)
+def post_step_norms(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+                    reference: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Coefficients of ``q_l(eta) = ||W_l - eta G_l||_F^2 / R_l = a_l - 2 b_l eta + c_l eta^2`` per layer and
+    draw, ``R_l`` = ``reference[l]`` (per draw): a tensor (layers, draws, 3) of
+    ``(a, b, c) = (||W||^2, <W, G>, ||G||^2) / R``."""
+    return torch.stack([torch.stack([(w * w).sum((-2, -1)), (w * g).sum((-2, -1)), (g * g).sum((-2, -1))],
+                                    dim=-1) / r.unsqueeze(-1)
+                        for w, g, r in zip(weights, grads, reference, strict=True)])
 
 
-_RULES = {"uniform": uniform_rates, "rub": rub_rates}
+def norm_balance_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float,
+                       reference: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+    """Post-step norm balancing: per draw, the rates minimizing ``sum_l (q_l(eta_l) / mean_j q_j - 1)^2`` with
+    ``q_l`` from :func:`post_step_norms` (``reference``: the squared norms at initialization, per layer and draw;
+    None: the current ones), subject to ``sum_l eta_l = S`` and ``0 <= eta_l <= S``; SLSQP from the uniform split
+    (so where several splits balance the norms, the one it reaches from uniform)."""
+    _check_budget(budget)
+    if reference is None:
+        reference = [(w * w).sum((-2, -1)) for w in weights]
+    coef = post_step_norms(weights, grads, reference).numpy()
+    k = coef.shape[0]
+    rates = np.empty((k, coef.shape[1]))
+    if budget == 0:
+        return list(torch.zeros(k, coef.shape[1], dtype=torch.float64))
+    for d in range(coef.shape[1]):
+        a, b, c = coef[:, d, 0], coef[:, d, 1], coef[:, d, 2]
+
+        def spread(u, a=a, b=b, c=c):  # over u = eta / S in the simplex, well scaled at any budget
+            q = a - 2 * b * budget * u + c * (budget * u) ** 2
+            m = q.mean()
+            r = q / m - 1
+            dq = 2 * r / m - 2 * (r * q).sum() / (m * m * k)  # d spread / d q
+            return float((r * r).sum()), dq * (-2 * b * budget + 2 * c * budget**2 * u)
+
+        res = minimize(spread, np.full(k, 1 / k), jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * k,
+                       constraints=[{"type": "eq", "fun": lambda u: u.sum() - 1, "jac": lambda u: np.ones_like(u)}],
+                       options={"ftol": 1e-16, "maxiter": 200})
+        u = np.clip(res.x, 0, 1)
+        rates[:, d] = budget * u / u.sum()
+    return list(torch.from_numpy(rates))
 
 
 @dataclass(frozen=True)
@@ -109,44 +198,148 @@ def _autograd(loss_fn):
     return grads
 
 
-def _problem(model: str, depth: int, h: int, draws: int, init: str, data: str, seed: int):
-    """(weights, grad_fn, test-loss fn) of one batch of problems."""
-    if model == "relu":
+def _problem(setting: Setting, h: int, draws: int, seed: int):
+    """(weights, grad_fn, test-loss fn, train-loss fn) of one batch of problems."""
+    if setting.model == "relu":
         setup = sample_relu_setup(h, draws, seed)
         return (setup.weights, _autograd(lambda w: relu_losses(setup, w, test=False)),
-                lambda w: relu_losses(setup, w, test=True))
-    setup = sim.sample_setup(depth, h, draws, init, data, seed)
-    return setup.weights, lambda w: sim.gradient(setup, w), lambda w: sim.population_loss(setup, w)
+                lambda w: relu_losses(setup, w, test=True), lambda w: relu_losses(setup, w, test=False))
+    noise = 0.0 if setting.snr is None else sim.signal_variance(setting.depth, h) / setting.snr
+    setup = sim.sample_setup(setting.depth, h, draws, setting.kind, setting.kind, seed, noise=noise)
+    return (setup.weights, lambda w: sim.gradient(setup, w), lambda w: sim.population_loss(setup, w),
+            lambda w: sim.train_loss(setup, w))
 
 
 @dataclass(frozen=True)
 class ScheduleRun:
-    """Mean test loss per step (steps + 1,), its standard error, the mean rate per layer per step, and each
-    sampled problem's final test loss (draws,), in the order of the draws (the same problems for every schedule
-    of one seed, so two schedules compare draw by draw)."""
+    """One schedule on a batch of sampled problems: per-draw test and training losses at steps 0..T
+    (``test``, ``train``: (T + 1, draws)), the mean rate per layer per step over the draws that did not diverge
+    (``rates``: (T, layers)), which draws diverged (``diverged``: (draws,) bool), and the budget and split it ran
+    at. The draws are the same problems for every schedule of one seed, so two runs compare draw by draw."""
 
-    mean: np.ndarray
-    sem: np.ndarray
+    schedule: str
+    budget: float
+    split: float | None
+    test: np.ndarray
+    train: np.ndarray
     rates: np.ndarray
-    final: np.ndarray
+    diverged: np.ndarray
+
+    @property
+    def final(self) -> np.ndarray:
+        """Each draw's final test loss (NaN for a diverged draw)."""
+        return np.where(self.diverged, np.nan, self.test[-1])
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean test loss per step over the draws that did not diverge."""
+        return self.test[:, ~self.diverged].mean(axis=1)
+
+    @property
+    def train_mean(self) -> np.ndarray:
+        """Mean training loss per step over the draws that did not diverge."""
+        return self.train[:, ~self.diverged].mean(axis=1)
+
+    @property
+    def sem(self) -> np.ndarray:
+        """Standard error of :attr:`mean` (0 with one draw)."""
+        kept = self.test[:, ~self.diverged]
+        n = kept.shape[1]
+        return kept.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(kept))
 
 
-def run_schedule(schedule: str, budget: float, steps: int, model: str = "linear", depth: int = 2, h: int = 64,
-                 draws: int = 4, init: str = "orthogonal", data: str = "orthogonal", seed: int = 0) -> ScheduleRun:
-    """Train ``draws`` sampled problems for ``steps`` full-batch GD steps with rates from ``schedule``.
+def diverged_draws(train: np.ndarray) -> np.ndarray:
+    """A draw diverged when its training loss is ever non-finite or above ``DIVERGENCE_FACTOR`` times its value
+    at step 0; ``train`` is (steps + 1, draws)."""
+    with np.errstate(invalid="ignore"):
+        return ~np.all(np.isfinite(train) & (train <= DIVERGENCE_FACTOR * train[:1]), axis=0)
 
-    ``model="linear"`` uses the linear net of :mod:`fibook.layerwise.simulation` of the given ``depth`` (true
-    gradient, ``init``/``data`` settings as in :func:`fibook.layerwise.simulation.sample_setup`); ``model="relu"``
-    the 3-layer ReLU net of this module (``depth`` must be 3; ``init``/``data`` are Gaussian). The same seed gives
-    the same problems for every schedule.
-    """
+
+def run_schedule(schedule: str, budget: float, steps: int, setting: Setting, h: int = 64, draws: int = 4,
+                 seed: int = EVAL_SEED, split: float | None = None) -> ScheduleRun:
+    """Train ``draws`` sampled problems of ``setting`` for ``steps`` full-batch GD steps with rates from
+    ``schedule`` at budget ``budget`` (``split``: the first layer's fraction, for ``fixed`` only). The linear nets
+    descend the true gradient of :mod:`fibook.layerwise.simulation`; the same seed gives the same problems for
+    every schedule."""
     choice("schedule", schedule, SCHEDULES)
-    choice("model", model, MODELS)
-    if model == "relu" and depth != 3:
-        raise ValueError(f"the ReLU net has depth 3 (two trained layers and a fixed output), got depth={depth!r}")
-    weights, grad_fn, loss_fn = _problem(model, depth, h, draws, init, data, seed)
-    rule = _RULES[schedule]
-    losses, rates, _ = sim.descend(weights, grad_fn, loss_fn, lambda w, g, t: rule(w, g, budget), steps)
-    losses = losses.numpy()
-    sem = losses.std(axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else np.zeros(steps + 1)
-    return ScheduleRun(losses.mean(axis=1), sem, rates.mean(dim=-1).numpy(), losses[-1].copy())
+    choice("model", setting.model, MODELS)
+    if setting.model == "relu" and setting.depth != 3:
+        raise ValueError(f"the ReLU net has depth 3 (two trained layers and a fixed output), got {setting.depth!r}")
+    if (schedule == "fixed") != (split is not None):
+        raise ValueError(f"a split is given for the 'fixed' schedule and only for it (schedule={schedule!r}, "
+                         f"split={split!r})")
+    weights, grad_fn, test_fn, train_fn = _problem(setting, h, draws, seed)
+    init_sq = [(w * w).sum((-2, -1)) for w in weights]
+    rule = {"uniform": uniform_rates, "rub": rub_rates, "norm_balance": lambda w, g, s: norm_balance_rates(w, g, s, init_sq),
+            "fixed": lambda w, g, s: fixed_rates(w, g, s, split)}[schedule]
+    train: list[torch.Tensor] = []
+
+    def losses(w):
+        train.append(train_fn(w))
+        return test_fn(w)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        test, rates, _ = sim.descend(weights, grad_fn, losses, lambda w, g, t: rule(w, g, budget), steps)
+    test, train_np = test.numpy(), torch.stack(train).numpy()
+    diverged = diverged_draws(train_np)
+    rates = rates.numpy()[:, :, ~diverged].mean(axis=-1) if (~diverged).any() else np.full(rates.shape[:2], np.nan)
+    return ScheduleRun(schedule, float(budget), split, test, train_np, rates, diverged)
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """A schedule's tuned (budget, split) and its mean final test loss on the tuning draws; ``tried`` counts the
+    candidates and ``diverged`` those excluded because a tuning draw diverged."""
+
+    schedule: str
+    budget: float
+    split: float | None
+    loss: float
+    tried: int
+    diverged: int
+
+
+def tune(schedule: str, setting: Setting, h: int, steps: int, draws: int, seed: int = TUNE_SEED) -> Tuned:
+    """Tune ``schedule``'s budget over ``setting.budget * BUDGET_FACTORS`` (and, for ``fixed``, its split over
+    ``SPLITS``) on ``draws`` problems of seed ``seed``: the candidate with the lowest mean final test loss among
+    those where no tuning draw diverged; on an exact tie the smaller budget, then the split nearest the middle.
+    Raises when every candidate diverges."""
+    splits = SPLITS if schedule == "fixed" else (None,)
+    best, tried, bad = None, 0, 0
+    for factor in BUDGET_FACTORS:
+        for split in splits:
+            run = run_schedule(schedule, setting.budget * factor, steps, setting, h, draws, seed, split)
+            tried += 1
+            if run.diverged.any():
+                bad += 1
+                continue
+            key = (float(run.test[-1].mean()), factor, 0.0 if split is None else abs(split - 0.5))
+            if best is None or key < best[0]:
+                best = (key, run)
+    if best is None:
+        raise RuntimeError(f"{schedule} diverged at every budget in {setting.name} (h = {h}, {steps} steps)")
+    (loss, _, _), run = best
+    return Tuned(schedule, run.budget, run.split, loss, tried, bad)
+
+
+def grid_edges(run: ScheduleRun, setting: Setting) -> list[str]:
+    """Which of a tuned run's choices sit at an end of their grid (``"budget"``, ``"split"``): there the grid
+    may have cut the tuning short, and a table must say so."""
+    edges = []
+    factor = run.budget / setting.budget
+    if any(abs(factor / f - 1) < 1e-12 for f in (BUDGET_FACTORS[0], BUDGET_FACTORS[-1])):
+        edges.append("budget")
+    if run.split is not None and run.split in (SPLITS[0], SPLITS[-1]):
+        edges.append("split")
+    return edges
+
+
+def compare(setting: Setting, h: int, steps: int, draws: int, tune_draws: int) -> dict[str, ScheduleRun]:
+    """Every schedule of ``SCHEDULES`` tuned (:func:`tune`, seed ``TUNE_SEED``) and then run at its tuned budget on
+    ``draws`` fresh problems (seed ``EVAL_SEED``, the same problems for every schedule)."""
+    out = {}
+    for schedule in SCHEDULES:
+        t = tune(schedule, setting, h, steps, tune_draws)
+        out[schedule] = run_schedule(schedule, t.budget, steps, setting, h, draws, EVAL_SEED, t.split)
+    return out
+

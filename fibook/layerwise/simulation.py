@@ -23,7 +23,9 @@ class LinearSetup:
 
     ``weights[l]`` has shape (draws, h, h); ``a`` is (draws, h, 1) or None (depth 2, ``a = I``); ``beta`` is
     (draws, h, h) at depth 2, else (draws, h, 1); ``sigma`` is ``X^T X / n`` (draws, h, h) or None when it is the
-    identity (orthogonal data); ``c`` is the output scale (``h`` at depth 2, else ``sqrt(h)``).
+    identity (orthogonal data); ``c`` is the output scale (``h`` at depth 2, else ``sqrt(h)``). With label noise
+    (``Y = X beta + xi``), ``noise_xt`` is ``X^T xi / n`` (shaped like ``beta``) and ``noise_sq`` is
+    ``||xi||^2 / n`` (draws,); both are None without noise.
     """
 
     depth: int
@@ -33,6 +35,8 @@ class LinearSetup:
     beta: torch.Tensor
     sigma: torch.Tensor | None
     c: float
+    noise_xt: torch.Tensor | None = None
+    noise_sq: torch.Tensor | None = None
 
 
 def haar(draws: int, n: int, gen: torch.Generator) -> torch.Tensor:
@@ -52,13 +56,14 @@ def trained_layers(depth: int) -> int:
 
 
 def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", data: str = "orthogonal",
-                 seed: int = 0) -> LinearSetup:
+                 seed: int = 0, noise: float = 0.0) -> LinearSetup:
     """Draw ``draws`` independent problems (d = h = n).
 
     ``init``: "orthogonal" (Haar weights) or "gaussian" (entries N(0, 1/h)). ``data``: "orthogonal"
     (``X = sqrt(n) Q``, so ``Sigma = I``; ``beta`` = Haar/sqrt(h) at depth 2, a unit vector beyond; ``a`` a unit
     vector) or "gaussian" (``X`` standard normal; ``beta`` entries N(0, 1/h^2) at depth 2, N(0, 1/h) beyond;
-    ``a ~ N(0, I/h)``).
+    ``a ~ N(0, I/h)``). ``noise``: the variance rho of every label entry's noise ``xi`` (Gaussian data only;
+    drawn after everything else, so a noiseless draw is the same problem with and without this option).
     """
     check_depth(depth, allowed=tuple(range(2, 65)))
     positive("width h", h)
@@ -66,6 +71,9 @@ def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", d
     choice("data", data, SETTINGS)
     if int(h) != h or int(draws) != draws or draws < 1:
         raise ValueError(f"width h and draws must be positive integers, got h={h!r}, draws={draws!r}")
+    nonnegative("label noise variance", noise)
+    if noise > 0 and data != "gaussian":
+        raise ValueError(f"label noise is implemented for Gaussian data only (got data={data!r}, noise={noise!r})")
     h, draws = int(h), int(draws)
     gen = torch.Generator().manual_seed(seed)
     k = trained_layers(depth)
@@ -83,7 +91,19 @@ def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", d
         shape = (draws, h, h) if depth == 2 else (draws, h, 1)
         beta = torch.randn(*shape, generator=gen, dtype=torch.float64) / (h if depth == 2 else h**0.5)
         a = None if depth == 2 else torch.randn(draws, h, 1, generator=gen, dtype=torch.float64) / h**0.5
-    return LinearSetup(depth, h, weights, a, beta, sigma, float(h) if depth == 2 else h**0.5)
+    noise_xt = noise_sq = None
+    if noise > 0:
+        xi = torch.randn(*beta.shape, generator=gen, dtype=torch.float64) * noise**0.5
+        noise_xt, noise_sq = x.transpose(-1, -2) @ xi / h, (xi**2).sum(dim=(-2, -1)) / h
+    return LinearSetup(depth, h, weights, a, beta, sigma, float(h) if depth == 2 else h**0.5, noise_xt, noise_sq)
+
+
+def signal_variance(depth: int, h: int) -> float:
+    """Variance of one noiseless label entry ``x^T beta`` of the Gaussian data of :func:`sample_setup`
+    (``x ~ N(0, I_h)``): ``h / h^2 = 1/h`` at depth 2, ``h / h = 1`` deeper; a label SNR ``r`` is the noise
+    variance ``signal_variance / r``."""
+    check_depth(depth, allowed=tuple(range(2, 65)))
+    return 1.0 / h if depth == 2 else 1.0
 
 
 def _mul(x, y):
@@ -113,9 +133,13 @@ def population_loss(setup: LinearSetup, weights: Sequence[torch.Tensor]) -> torc
 
 
 def train_loss(setup: LinearSetup, weights: Sequence[torch.Tensor]) -> torch.Tensor:
-    """Training loss per draw with ``X`` eliminated: ``(1/2) tr(E^T Sigma E)``, ``E = W a / c - beta``."""
+    """Training loss ``(1/2n) ||X W a / c - Y||_F^2`` per draw with ``X`` eliminated: ``(1/2) tr(E^T Sigma E)``,
+    ``E = W a / c - beta``, and with label noise ``- <E, X^T xi / n> + ||xi||^2 / 2n`` added."""
     e = output_map(setup, weights) - setup.beta
-    return 0.5 * (e * _mul(setup.sigma, e)).sum(dim=(-2, -1))
+    loss = 0.5 * (e * _mul(setup.sigma, e)).sum(dim=(-2, -1))
+    if setup.noise_xt is not None:
+        loss = loss - (e * setup.noise_xt).sum(dim=(-2, -1)) + 0.5 * setup.noise_sq
+    return loss
 
 
 def gradient_parts(setup: LinearSetup, weights: Sequence[torch.Tensor]):
@@ -128,7 +152,9 @@ def gradient_parts(setup: LinearSetup, weights: Sequence[torch.Tensor]):
     right[k - 1] = setup.a
     for i in range(k - 2, -1, -1):
         right[i] = _mul(weights[i + 1], right[i + 1])
-    signal = _mul(setup.sigma, setup.beta)
+    signal = _mul(setup.sigma, setup.beta)  # X^T Y / n
+    if setup.noise_xt is not None:
+        signal = signal + setup.noise_xt
     residual = _mul(setup.sigma, output_map(setup, weights))
     a_parts = [_mul(_mul(_t(left[i]), signal), _t(right[i])) / setup.c for i in range(k)]
     b_parts = [_mul(_mul(_t(left[i]), residual), _t(right[i])) / setup.c for i in range(k)]
