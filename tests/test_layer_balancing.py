@@ -51,7 +51,7 @@ def test_norm_balance_of_two_layers_matches_a_brute_force_search():
     weights, grads = _gaussian_problem(2)
     ref = [(w * w).sum((-2, -1)) for w in weights]
     budget = 60.0
-    eta1 = np.linspace(0, budget, 600_001)
+    eta1 = np.linspace(0.25 * budget, 0.75 * budget, 500_001)  # the balanced split near uniform
     for d in range(3):
         q = [((w[d] * w[d]).sum().item() - 2 * e * (w[d] * g[d]).sum().item() + e**2 * (g[d] * g[d]).sum().item())
              / r[d].item() for w, g, r, e in zip(weights, grads, ref, (eta1, budget - eta1), strict=True)]

@@ -20,26 +20,57 @@ def small_scale():
                                                   mc_draws=300))
 
 
-def test_step_one_needs_a_slope_within_a_fifth_of_minus_one():
-    assert claims.first_step_rate(-1.2 + EPS) == "yes" and claims.first_step_rate(-0.8 - EPS) == "yes"
-    assert claims.first_step_rate(-1.2 - EPS) == "no" and claims.first_step_rate(-0.8 + EPS) == "no"
+def slope(value, half=0.01):
+    return claims.Slope(value, half, 5)
 
 
-def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_at_least_a_negative_one():
-    assert claims.second_step_rate(-0.75 + EPS) == "yes" and claims.second_step_rate(-0.25 - EPS) == "yes"
-    assert claims.second_step_rate(-0.75 - EPS) == "qualitatively"
-    assert claims.second_step_rate(-0.25 + EPS) == "qualitatively"
-    assert claims.second_step_rate(-EPS) == "qualitatively"
-    assert claims.second_step_rate(EPS) == "no" and claims.second_step_rate(0.0) == "no"
+def test_step_one_needs_a_slope_within_a_fifth_of_minus_one_and_an_interval_narrower_than_that():
+    assert claims.first_step_rate(slope(-1.2 + EPS)) == "yes" and claims.first_step_rate(slope(-0.8 - EPS)) == "yes"
+    assert claims.first_step_rate(slope(-1.2 - EPS)) == "no" and claims.first_step_rate(slope(-0.8 + EPS)) == "no"
+    assert claims.first_step_rate(slope(-1.0, 0.2 - EPS)) == "yes"
+    assert claims.first_step_rate(slope(-1.0, 0.2)) == "not resolved"
+
+
+def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_a_negative_interval():
+    assert claims.second_step_rate(slope(-0.75 + EPS)) == "yes" and claims.second_step_rate(slope(-0.25 - EPS)) == "yes"
+    assert claims.second_step_rate(slope(-0.75 - EPS)) == "qualitatively"
+    assert claims.second_step_rate(slope(-0.25 + EPS)) == "qualitatively"
+    assert claims.second_step_rate(slope(-0.1, 0.1 - EPS)) == "qualitatively"
+    assert claims.second_step_rate(slope(-0.1, 0.1 + EPS)) == "no"
+    assert claims.second_step_rate(slope(EPS)) == "no"
+    assert claims.second_step_rate(slope(-0.5, 0.25 - EPS)) == "yes"
+    assert claims.second_step_rate(slope(-0.5, 0.25)) == "not resolved"
+
+
+def test_log_slope_recovers_a_power_law_and_widens_its_interval_with_curvature():
+    h = 256 * 2 ** (np.arange(5) / 2)  # equally spaced in log h, so a square term is orthogonal to the line
+    exact = claims.log_slope(h, 3.0 * h**-0.75)
+    assert exact.slope == pytest.approx(-0.75, abs=1e-12) and exact.half < 1e-12 and exact.n == 5
+    x = np.log(h)
+    bent = claims.log_slope(h, -np.exp(-0.75 * x + 0.05 * (x - x.mean()) ** 2))  # the sign is ignored
+    resid = 0.05 * ((x - x.mean()) ** 2 - ((x - x.mean()) ** 2).mean())  # curvature left after the line
+    se = np.sqrt((resid**2).sum() / 3 / ((x - x.mean()) ** 2).sum())
+    assert bent.half == pytest.approx(3.182446305284263 * se, rel=1e-9)  # t quantile 0.975, 3 degrees of freedom
+    with pytest.raises(ValueError, match="needs at least 4 widths, got 3"):
+        claims.log_slope(h[:3], h[:3])
+
+
+def test_slopes_are_fitted_from_width_256_or_over_the_four_largest_widths():
+    assert claims.slope_widths([32, 64, 128, 256, 362, 512, 724]).tolist() == [256, 362, 512, 724]
+    assert claims.slope_widths([724, 32, 256, 512]).tolist() == [32, 256, 512, 724]
+    assert claims.slope_widths([16, 24, 32, 48, 64]).tolist() == [24, 32, 48, 64]
+    with pytest.raises(ValueError, match="at least 4 widths"):
+        claims.slope_widths([256, 512, 1024])
 
 
 def test_two_steps_rows_read_both_slopes_and_the_fitted_widths():
     rows = claims.two_steps_claims(small_scale(), z=[0.5, -1.234], ratios=[1.0, 1 + 1e-9],
-                                   slopes={1: -0.5, 2: -0.1}, fit_widths=np.array([256.0, 512.0]))
+                                   slopes={1: slope(-0.5), 2: slope(-0.1, 0.02)},
+                                   fit_widths=np.array([256.0, 362.0, 512.0, 724.0]))
     assert rows[0].ours == "MC max |z| = 1.23 over 2 (bound 2.24), h ∈ (8, 12), 300 draws ('x')"
     assert rows[1].ours == "(‖A‖_F/‖B‖_F)/√h = 1 to < 1e-6 over 2 (width, layer) pairs, orthogonal setting"
-    assert rows[2].ours == "slope -0.50, h ∈ (256, 512) ('x')"
-    assert rows[3].ours == "slope -0.10 (same runs)"
+    assert rows[2].ours == "slope -0.50 ± 0.01 (95 %), h ∈ (256, 362, 512, 724) ('x')"
+    assert rows[3].ours == "slope -0.10 ± 0.02 (same runs)"
     assert [r.agrees for r in rows] == ["yes", "yes", "no", "qualitatively"]
 
 

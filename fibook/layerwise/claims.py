@@ -10,9 +10,11 @@ and "A balancing scheduler" (:func:`scheduler_claims`):
 
 =================================  ==========================================================================
 ``STEP1_SLOPE = -1.0``             the surrogate's step-1 error is O(1/h) when the fitted slope of log|gap|
-``STEP1_TOL = 0.2``                on log h is within 0.2 of −1
+``STEP1_TOL = 0.2``                on log h (``MIN_FIT_WIDTHS = 4`` or more widths ``>= FIT_FROM = 256``) is
+                                   within 0.2 of −1, "not resolved" when its 95 % interval is 0.2 wide or more
 ``STEP2_SLOPE = -0.5``             its step-2 error is O(1/√h) when the slope is within 0.25 of −½, and
-``STEP2_TOL = 0.25``               qualitatively so when the slope is merely negative
+``STEP2_TOL = 0.25``               qualitatively so when the whole interval is negative; "not resolved" when
+                                   the interval is 0.25 wide or more
 ``SAME_TOL = 1e-9``                two schedules end the "same" when the interval of their paired final
                                    test-loss difference (same sampled problems) lies within 1e-9 of 0
 ``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
@@ -50,18 +52,64 @@ MC_LEVEL = 0.05
 RATIO_TOL = 1e-6
 
 
-def first_step_rate(slope: float) -> str:
-    """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): ``yes`` when the fitted slope of
-    log|GD − surrogate| on log h satisfies ``|slope − STEP1_SLOPE| < STEP1_TOL``, else ``no``."""
-    return "yes" if abs(slope - STEP1_SLOPE) < STEP1_TOL else "no"
+FIT_FROM = 256  # below this width the step-2 gap has not settled (it changes sign near h = 64)
+MIN_FIT_WIDTHS = 4
 
 
-def second_step_rate(slope: float) -> str:
-    """The surrogate error at step 2 is O(1/√h): ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``,
-    ``qualitatively`` when the slope is at least negative (the gap shrinks with width), else ``no``."""
-    if abs(slope - STEP2_SLOPE) < STEP2_TOL:
+def slope_widths(widths: Sequence[float]) -> np.ndarray:
+    """The widths a surrogate-error slope is fitted over: those ``>= FIT_FROM``, or the ``MIN_FIT_WIDTHS``
+    largest when fewer reach it (small scales)."""
+    widths = np.sort(np.asarray(widths, dtype=float))
+    if len(widths) < MIN_FIT_WIDTHS:
+        raise ValueError(f"a slope with an interval needs at least {MIN_FIT_WIDTHS} widths, got {len(widths)}")
+    big = widths[widths >= FIT_FROM]
+    return big if len(big) >= MIN_FIT_WIDTHS else widths[-MIN_FIT_WIDTHS:]
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A least-squares slope of log|y| on log h over ``n`` widths with the half-width of its 95 % Student-t
+    interval (n − 2 degrees of freedom: the residuals carry both the Monte-Carlo noise and any curvature)."""
+
+    slope: float
+    half: float
+    n: int
+
+    def text(self) -> str:
+        return f"{self.slope:.2f} ± {self.half:.2f}"
+
+
+def log_slope(widths: Sequence[float], values: Sequence[float]) -> Slope:
+    """Fit ``log|values| = slope log(widths) + c`` by least squares; :class:`Slope` with its 95 % interval."""
+    from scipy.stats import t as student
+
+    x, y = np.log(np.asarray(widths, dtype=float)), np.log(np.abs(np.asarray(values, dtype=float)))
+    if len(x) < MIN_FIT_WIDTHS:
+        raise ValueError(f"a slope with an interval needs at least {MIN_FIT_WIDTHS} widths, got {len(x)}")
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (slope * x + intercept)
+    se = np.sqrt((resid**2).sum() / (len(x) - 2) / ((x - x.mean()) ** 2).sum())
+    return Slope(float(slope), float(student.ppf(0.975, len(x) - 2) * se), len(x))
+
+
+def first_step_rate(fit: Slope) -> str:
+    """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): ``not resolved`` when the interval's
+    half-width is at least ``STEP1_TOL`` (too wide to decide), else ``yes`` when
+    ``|slope − STEP1_SLOPE| < STEP1_TOL`` and ``no`` otherwise."""
+    if fit.half >= STEP1_TOL:
+        return "not resolved"
+    return "yes" if abs(fit.slope - STEP1_SLOPE) < STEP1_TOL else "no"
+
+
+def second_step_rate(fit: Slope) -> str:
+    """The surrogate error at step 2 is O(1/√h): ``not resolved`` when the interval's half-width is at least
+    ``STEP2_TOL``, ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``, ``qualitatively`` when the whole interval
+    is negative (the gap shrinks with width), else ``no``."""
+    if fit.half >= STEP2_TOL:
+        return "not resolved"
+    if abs(fit.slope - STEP2_SLOPE) < STEP2_TOL:
         return "yes"
-    return "qualitatively" if slope < 0 else "no"
+    return "qualitatively" if fit.slope + fit.half < 0 else "no"
 
 
 def z_critical(n: int, level: float = MC_LEVEL) -> float:
@@ -85,12 +133,12 @@ def dominates_by_sqrt_h(ratios: Sequence[float]) -> str:
     return "yes" if all(abs(r - 1.0) < RATIO_TOL for r in ratios) else "no"
 
 
-def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, float],
+def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, Slope],
                      fit_widths: Sequence[int]) -> list[Claim]:
     """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (``z``, every setting and step;
     :func:`closed_forms_agree`), A against B (``ratios`` = (‖A‖_F / ‖B‖_F) / √h per width and layer of the
     orthogonal setting; :func:`dominates_by_sqrt_h`), and the width rates of the surrogate error at steps 1 and 2
-    (``slopes``, fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
+    (``slopes``, :func:`log_slope` fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
     sizes = scale.layerwise
     worst = max(abs(r - 1.0) for r in ratios)
     return [
@@ -100,9 +148,9 @@ def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float
         Claim("A dominates B by √h", "√h (norm orders)", f"(‖A‖_F/‖B‖_F)/√h = 1 to {below(worst, RATIO_TOL)} "
               f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios)),
         Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
-              f"slope {slopes[1]:.2f}, h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
+              f"slope {slopes[1].text()} (95 %), h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
               first_step_rate(slopes[1])),
-        Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2]:.2f} (same runs)",
+        Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2].text()} (same runs)",
               second_step_rate(slopes[2])),
     ]
 

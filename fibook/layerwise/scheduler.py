@@ -10,9 +10,8 @@ and gradients ``G_l`` of the ``k`` trained layers:
                    a fixed (eta_1, eta_2) pair, tuned over ``phi`` as well as ``S``.
 ``norm_balance``   the paper's idea as stated, balancing the layers' post-step norms: choose the rates so that
                    every layer's norm after the step relative to its norm at initialization,
-                   ``q_l = ||W_l - eta_l G_l||_F^2 / ||W_l(0)||_F^2``, is the same, on the budget: minimize
-                   ``sum_l (q_l / mean(q) - 1)^2`` subject to ``sum_l eta_l = S``, ``0 <= eta_l <= S``, from the
-                   uniform split (SLSQP). Relative to the initialization, because Gaussian layers start with
+                   ``q_l = ||W_l - eta_l G_l||_F^2 / ||W_l(0)||_F^2``, is the same, on the budget (fixed-point
+                   rounds from the uniform split, :func:`norm_balance_rates`). Relative to the initialization, because Gaussian layers start with
                    norms that differ by a few per cent by chance, and balancing those raw norms pours the whole
                    budget into whichever layer happens to be smallest. Layers whose norms grow at different
                    rates get unequal rates; in the orthogonal square nets it is uniform.
@@ -36,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.optimize import minimize
 
 from fibook.checks import choice
 from fibook.layerwise import simulation as sim
@@ -122,36 +120,34 @@ def post_step_norms(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tenso
                         for w, g, r in zip(weights, grads, reference, strict=True)])
 
 
+NB_ITERATIONS = 60
+
+
 def norm_balance_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], budget: float,
                        reference: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
-    """Post-step norm balancing: per draw, the rates minimizing ``sum_l (q_l(eta_l) / mean_j q_j - 1)^2`` with
-    ``q_l`` from :func:`post_step_norms` (``reference``: the squared norms at initialization, per layer and draw;
-    None: the current ones), subject to ``sum_l eta_l = S`` and ``0 <= eta_l <= S``; SLSQP from the uniform split
-    (so where several splits balance the norms, the one it reaches from uniform)."""
+    """Post-step norm balancing: rates on the budget under which every layer's ``q_l(eta_l)``
+    (:func:`post_step_norms`; ``reference``: the squared norms at initialization per layer and draw, None: the
+    current ones) is the same. A fixed number (``NB_ITERATIONS``) of rounds from the uniform split, each one:
+    the target ``tau = mean_l q_l(eta_l)``; each layer's rate moved to the root of ``q_l(eta) = tau`` nearest its
+    current rate (the vertex ``b_l / c_l`` when ``tau`` is below the parabola's minimum), clipped to ``[0, S]``;
+    the rates rescaled to sum to ``S``. A fixed number of closed-form rounds keeps the result a continuous
+    function of the weights, so it does not jump between solutions with the last bits of a matrix product."""
     _check_budget(budget)
     if reference is None:
         reference = [(w * w).sum((-2, -1)) for w in weights]
-    coef = post_step_norms(weights, grads, reference).numpy()
+    coef = post_step_norms(weights, grads, reference)
+    a, b, c = coef[..., 0], coef[..., 1], coef[..., 2]
     k = coef.shape[0]
-    rates = np.empty((k, coef.shape[1]))
+    eta = torch.full_like(a, budget / k)
     if budget == 0:
-        return list(torch.zeros(k, coef.shape[1], dtype=torch.float64))
-    for d in range(coef.shape[1]):
-        a, b, c = coef[:, d, 0], coef[:, d, 1], coef[:, d, 2]
-
-        def spread(u, a=a, b=b, c=c):  # over u = eta / S in the simplex, well scaled at any budget
-            q = a - 2 * b * budget * u + c * (budget * u) ** 2
-            m = q.mean()
-            r = q / m - 1
-            dq = 2 * r / m - 2 * (r * q).sum() / (m * m * k)  # d spread / d q
-            return float((r * r).sum()), dq * (-2 * b * budget + 2 * c * budget**2 * u)
-
-        res = minimize(spread, np.full(k, 1 / k), jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * k,
-                       constraints=[{"type": "eq", "fun": lambda u: u.sum() - 1, "jac": lambda u: np.ones_like(u)}],
-                       options={"ftol": 1e-16, "maxiter": 200})
-        u = np.clip(res.x, 0, 1)
-        rates[:, d] = budget * u / u.sum()
-    return list(torch.from_numpy(rates))
+        return list(eta)
+    for _ in range(NB_ITERATIONS):
+        tau = (a - 2 * b * eta + c * eta**2).mean(dim=0)
+        root = torch.sqrt(torch.clamp(b * b - c * (a - tau), min=0.0))
+        low, high = (b - root) / c, (b + root) / c
+        eta = torch.where(torch.abs(low - eta) <= torch.abs(high - eta), low, high).clamp(0.0, budget)
+        eta = budget * eta / eta.sum(dim=0)
+    return list(eta)
 
 
 @dataclass(frozen=True)
