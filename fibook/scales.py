@@ -139,7 +139,7 @@ _GPU = Scale(
         n_small=10, d_small=30,
     ),
     layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
-                             gap_widths=(64, 128, 256, 512, 1000), gap_draws=2, grid=200, sim_width=1000,
+                             gap_widths=(64, 128, 256, 362, 512, 724, 1000), gap_draws=2, grid=200, sim_width=1000,
                              sched_width=256, sched_steps=16, sched_draws=40, sched_tune_draws=10),
 )
 
@@ -155,7 +155,7 @@ SCALES: dict[str, Scale] = {
             shapes=(0.0, 0.9), n_instances=1, gd_checks=1, gd_max_steps=20_000, explorer_frames=(3, 2),
             n_small=10, d_small=30,
         ),
-        layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 32, 64), gap_draws=4,
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 24, 32, 48, 64), gap_draws=4,
                                  grid=41, sim_width=32, sched_width=16, sched_steps=4, sched_draws=3,
                                  sched_tune_draws=2),
     ),
@@ -170,8 +170,8 @@ SCALES: dict[str, Scale] = {
             shapes=SHAPE_SHAPES, n_instances=1, gd_checks=3, gd_max_steps=400_000, explorer_frames=(7, 5),
             n_small=10, d_small=30,
         ),
-        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 512),
-                                 gap_draws=8, grid=101, sim_width=256, sched_width=64, sched_steps=16,
+        layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000, gap_widths=(32, 64, 128, 256, 362, 512, 724),
+                                 gap_draws=4, grid=101, sim_width=256, sched_width=64, sched_steps=16,
                                  sched_draws=24, sched_tune_draws=6),
     ),
     "gpu": _GPU,

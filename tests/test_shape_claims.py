@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from fibook.scales import get_scale
 from fibook.shape import claims
@@ -78,17 +79,36 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
 
 
 def test_beyond_mirror_rows_read_ranges_and_floors():
+    vanishing = {"equal δ": ([1.0, 0.1, 0.01], [3e-2, 2e-3, 1e-4]), "unequal δ": ([1.0, 0.1, 0.01], [0.16, 0.13, 0.13])}
     rows = claims.beyond_mirror_claims(
         small_scale(), asym_plain=0.1, asym_warp=3e-9, flow_errors=[1e-12, 2e-9], gd_steps=[2835, 223],
         gd_dists=[7.9e-6, 8.1e-5], leaky_errors=[4.4e-7, 3.6e-5], rho=0.2, flip_wrong=1.25, flip_right=1e-11,
-        neuron_gaps=[0.24, 0.029])
+        neuron_gaps=[0.24, 0.029], vanishing=vanishing)
     assert rows[0].ours == "∂(M⁻¹) asymmetry 0.10; with warp |a|: < 1e-8"
     assert rows[1].ours == "LSODA flow vs explicit β_∞: 2.0e-09 relative, 2 (α, s), N = 7, d = 11"
     assert rows[2].ours == "223–2,835 steps; distance 8e-06–8e-05 (d = 40, N = 9, our draws of w₀)"
-    assert rows[3].ours == "Richardson-extrapolated GD within 4e-05 relative (ρ = 0.2)"
+    assert rows[3].ours == ("Richardson-extrapolated GD within 4e-05 relative (ρ = 0.2) of the explicit endpoint on "
+                            "the branch of sign(a) read from the trained neuron")
     assert rows[4].ours == "sign(a₀): off by 1.25; sign(a_∞): < 1e-9"
     assert rows[5].ours == "m = 3: per-neuron gaps 3e-02–2e-01"
-    assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)", "n/a (ours only)", "yes", "n/a (ours only)"]
+    assert rows[6].ours == "equal δ: gap 3e-02 → 1e-04 as ‖w₀‖ 1 → 0.01; unequal δ: gap 2e-01 → 1e-01 as ‖w₀‖ 1 → 0.01"
+    assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)",
+                                        "consistent on that branch", "yes",
+                                        "our own observation", "yes; not with unequal δ"]
+
+
+def test_a_gap_vanishes_when_it_falls_at_every_smaller_norm_with_a_slope_of_at_least_a_half():
+    norms, eps = [1.0, 0.1, 0.01], 1e-6
+
+    def power(slope):
+        return [n**slope for n in norms]
+
+    assert claims.gap_vanishes(norms, power(0.5 + eps)) == "yes"
+    assert claims.gap_vanishes(norms, power(0.5 - eps)) == "no"
+    assert claims.gap_vanishes(norms, power(1.1)) == "yes"
+    assert claims.gap_vanishes([0.01, 1.0, 0.1], [1e-4, 1.0, 1e-5]) == "no"  # steep, but not falling every step
+    with pytest.raises(ValueError, match="at least two"):
+        claims.gap_vanishes([1.0], [1.0])
 
 
 def test_gd_is_close_below_five_percent_of_the_curve_range_and_ranges_agree_within_a_decade():

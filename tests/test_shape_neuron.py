@@ -142,6 +142,29 @@ def test_many_neurons_deviate_from_the_summed_formula():
     assert rel(one, S.neuron_endpoint(X, y, init["a"][0], init["W"][0])) < 1e-10
 
 
+def test_many_neurons_reach_the_summed_formula_as_equal_delta_inits_vanish_and_not_with_unequal_delta():
+    X, y = problem(9)
+    net = G.TwoLayerNet()
+
+    def gap(deltas, r):
+        init = G.delta_init(deltas, r, X.shape[1], rng=40, signs=[1.0, -1.0, 1.0])
+        d = init["a"] ** 2 - np.sum(init["W"] ** 2, axis=1)
+        np.testing.assert_allclose(d, deltas, rtol=1e-12)  # the balancedness asked for, at every size
+        np.testing.assert_allclose(np.linalg.norm(init["W"], axis=1), r, rtol=1e-12)
+        flow = G.gradient_flow(net, X, y, init, t_max=1e5)
+        Bgf = flow.params["a"][:, None] * flow.params["W"]
+        return np.max(np.linalg.norm(Bgf - S.summed_neuron_argmin(X, y, init["a"], init["W"]), axis=1))
+
+    norms = (1.0, 0.1, 0.01)
+    equal = [gap([1.0, 1.0, 1.0], r) for r in norms]
+    unequal = [gap([0.5, 1.0, 2.0], r) for r in norms]
+    slope = np.polyfit(np.log(norms), np.log(equal), 1)[0]
+    assert 0.8 < slope < 1.3 and equal[-1] < 1e-3  # the gap falls like ||w0||
+    assert min(unequal) > 1e-2  # unequal warps keep it open
+    with pytest.raises(ValueError, match="need w_norm > 0"):
+        G.delta_init([-1.0], 0.5, 3)
+
+
 def test_figure71_data_follows_the_paper_settings():
     sc = get_scale("book").shape
     assert (sc.d, sc.n_train, sc.sparsity, sc.noise_var) == (1000, 100, 5, 0.01)

@@ -124,6 +124,23 @@ def two_layer_init(alpha, s, d, *, width=1, rng=None, signs=None):
     return {"a": a_abs * signs.astype(float), "W": W}
 
 
+def delta_init(deltas, w_norm, d, *, rng=None, signs=None):
+    """A :class:`TwoLayerNet` initialization by balancedness and size: neuron ``i`` has ``||w_i(0)|| = w_norm``
+    (a uniformly random direction) and ``|a_i(0)| = sqrt(delta_i + w_norm^2)``, so ``delta_i = a_i^2 - ||w_i||^2``
+    is what ``deltas`` says whatever ``w_norm`` (the vanishing-initialization limit at fixed balancedness).
+    Signs of ``a_i`` are random unless ``signs`` is given."""
+    deltas = np.atleast_1d(np.asarray(deltas, dtype=float))
+    if not w_norm > 0 or np.any(deltas + w_norm**2 <= 0):
+        raise ValueError(f"need w_norm > 0 and delta_i + w_norm^2 > 0, got w_norm={w_norm!r}, deltas={deltas}")
+    rng = np.random.default_rng(rng)
+    W = rng.standard_normal((deltas.size, int(d)))
+    W *= w_norm / np.linalg.norm(W, axis=1, keepdims=True)
+    signs = rng.choice([-1.0, 1.0], size=deltas.size) if signs is None else np.sign(np.broadcast_to(signs, deltas.shape))
+    if np.any(signs == 0):
+        raise ValueError("signs must be non-zero")
+    return {"a": signs * np.sqrt(deltas + w_norm**2), "W": W}
+
+
 def conserved(model, p):
     """Quantities gradient flow keeps constant.
 
