@@ -7,8 +7,15 @@ import torch
 
 from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting.fused import Single, fuse
-from fibook.forgetting.models import (build_model, init_sigma_w_, member_init_geometry, member_weight_norms,
-                                     weight_layers, weight_norms, weight_snapshot)
+from fibook.forgetting.models import (
+    build_model,
+    init_sigma_w_,
+    member_init_geometry,
+    member_weight_norms,
+    weight_layers,
+    weight_norms,
+    weight_snapshot,
+)
 from fibook.forgetting.train import TrainConfig, check_population, train_population
 
 
@@ -68,9 +75,10 @@ def test_init_geometry_of_a_fused_population_matches_each_model_computed_directl
     for k, start in enumerate(starts):
         now = [m[k] for m in moved]
         w0 = [s.reshape(-1) for s in start]
-        assert rows[k]["distance"] == pytest.approx([float((a - b).norm()) for a, b in zip(now, w0)], rel=1e-12)
+        assert rows[k]["distance"] == pytest.approx(
+            [float((a - b).norm()) for a, b in zip(now, w0, strict=True)], rel=1e-12)
         assert rows[k]["cosine"] == pytest.approx(
-            [float(a @ b / (a.norm() * b.norm())) for a, b in zip(now, w0)], rel=1e-12)
+            [float(a @ b / (a.norm() * b.norm())) for a, b in zip(now, w0, strict=True)], rel=1e-12)
         flat_now, flat_0 = torch.cat(now), torch.cat(w0)
         assert rows[k]["total_distance"] == pytest.approx(float((flat_now - flat_0).norm()), rel=1e-12)
         assert rows[k]["total_cosine"] == pytest.approx(

@@ -129,7 +129,8 @@ def test_label_noise_enters_the_reduced_update_and_training_loss_as_on_the_data_
     h, rho = 12, 0.3
     noisy = sim.sample_setup(depth, h, 1, "gaussian", "gaussian", seed=4, noise=rho)
     clean = sim.sample_setup(depth, h, 1, "gaussian", "gaussian", seed=4)
-    assert all(torch.equal(a, b) for a, b in zip(noisy.weights, clean.weights)) and torch.equal(noisy.beta, clean.beta)
+    assert all(torch.equal(a, b) for a, b in zip(noisy.weights, clean.weights, strict=True))
+    assert torch.equal(noisy.beta, clean.beta)
     gen = torch.Generator().manual_seed(9)
     x = torch.randn(h, h, generator=gen, dtype=torch.float64)
     xi = torch.randn(*clean.beta.shape[1:], generator=gen, dtype=torch.float64) * rho**0.5

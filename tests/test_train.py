@@ -39,7 +39,8 @@ def test_same_config_same_numbers_and_every_quantity_recorded():
     for t in range(1, e + 1):  # ||W_t - W_0||^2 = ||W_t||^2 + ||W_0||^2 - 2 ||W_t|| ||W_0|| cos, layer by layer
         norms, norms0 = h["layer_norms"][t], h["layer_norms"][0]
         assert [d * d for d in h["layer_distance"][t]] == pytest.approx(
-            [n * n + m * m - 2 * n * m * c for n, m, c in zip(norms, norms0, h["layer_cosine"][t])], rel=1e-6)
+            [n * n + m * m - 2 * n * m * c for n, m, c in zip(norms, norms0, h["layer_cosine"][t], strict=True)],
+            rel=1e-6)
         assert h["init_distance"][t] ** 2 == pytest.approx(sum(d * d for d in h["layer_distance"][t]), rel=1e-9)
         assert 0 < h["init_distance"][t] and h["init_cosine"][t] < 1
     steps = e * (a.config.n_train // a.config.batch_size)

@@ -4,10 +4,10 @@
 ``train(config)`` returns a :class:`RunResult` whose history holds, for epochs 0 (the initialization) to E:
 train loss/accuracy (eval mode, no augmentation), validation and test loss/accuracy, the Frobenius norm of every
 Conv2d/Linear weight and their total, the distance ||W_t - W_0||_F and cosine to the initialization per layer
-and in total (:func:`fibook.forgetting.models.member_init_geometry`), and the cumulative clocks sum eta, sum eta^2 / b and lambda sum eta over the
-optimizer steps taken. Epoch 0 is evaluated on a copy of the model whose BatchNorm statistics were estimated on
-the training split (freshly reset running statistics would make the untrained network's eval-mode outputs scale
-like sigma_w^depth); the training run itself is untouched by this.
+and in total (:func:`fibook.forgetting.models.member_init_geometry`), and the cumulative clocks sum eta,
+sum eta^2 / b and lambda sum eta over the optimizer steps taken. Epoch 0 is evaluated on a copy of the model
+whose BatchNorm statistics were estimated on the training split (freshly reset running statistics would make the
+untrained network's eval-mode outputs scale like sigma_w^depth); the training run itself is untouched by this.
 
 A run is ``diverged`` when an epoch's mean training loss is non-finite or exceeds ``DIVERGENCE_FACTOR`` times
 max(initial training loss, ln C): training stops there and the run is recorded; it never raises.
@@ -31,8 +31,14 @@ from fibook.batches import Batches
 from fibook.checks import whole
 from fibook.data import DatasetSplits, load_dataset
 from fibook.forgetting import fused, metrics
-from fibook.forgetting.models import (build_model, init_sigma_w_, member_init_geometry, member_weight_norms,
-                                     weight_layers, weight_snapshot)
+from fibook.forgetting.models import (
+    build_model,
+    init_sigma_w_,
+    member_init_geometry,
+    member_weight_norms,
+    weight_layers,
+    weight_snapshot,
+)
 from fibook.forgetting.optimizers import make_optimizer
 
 EVAL_BATCH = 250  # measured on one CPU core: twice as fast as 1000 for the width-16 ResNet-9

@@ -310,5 +310,6 @@ def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]]
         Claim("relative-update balancing (RUB) vs uniform", "not in the paper (fibook's own rule)",
               f"RUB: {_count(rub_u, n)}", f"our own result: {balancing_helps(rub_u)}"),
         Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
-              "both balancing rules start at equal rates there and stay equal in depth 2", "consistent by construction"),
+              "both balancing rules start at equal rates there and stay equal in depth 2",
+              "consistent by construction"),
     ]

@@ -11,10 +11,11 @@ and gradients ``G_l`` of the ``k`` trained layers:
 ``norm_balance``   the paper's idea as stated, balancing the layers' post-step norms: choose the rates so that
                    every layer's norm after the step relative to its norm at initialization,
                    ``q_l = ||W_l - eta_l G_l||_F^2 / ||W_l(0)||_F^2``, is the same, on the budget (fixed-point
-                   rounds from the uniform split, :func:`norm_balance_rates`). Relative to the initialization, because Gaussian layers start with
-                   norms that differ by a few per cent by chance, and balancing those raw norms pours the whole
-                   budget into whichever layer happens to be smallest. Layers whose norms grow at different
-                   rates get unequal rates; in the orthogonal square nets it is uniform.
+                   rounds from the uniform split, :func:`norm_balance_rates`). Relative to the initialization,
+                   because Gaussian layers start with norms that differ by a few per cent by chance, and
+                   balancing those raw norms pours the whole budget into whichever layer happens to be smallest.
+                   Layers whose norms grow at different rates get unequal rates; in the orthogonal square nets it
+                   is uniform.
 ``rub``            relative-update balancing: ``r_l = ||W_l||_F / (||G_l||_F + eps)``,
                    ``eta_l = S r_l / sum_j r_j``, ``eps = 1e-30``, so every layer moves by the same fraction of its
                    norm; it starts at equal rates in the orthogonal square nets of depth 2 and 3.
@@ -266,7 +267,8 @@ def run_schedule(schedule: str, budget: float, steps: int, setting: Setting, h: 
                          f"split={split!r})")
     weights, grad_fn, test_fn, train_fn = _problem(setting, h, draws, seed)
     init_sq = [(w * w).sum((-2, -1)) for w in weights]
-    rule = {"uniform": uniform_rates, "rub": rub_rates, "norm_balance": lambda w, g, s: norm_balance_rates(w, g, s, init_sq),
+    rule = {"uniform": uniform_rates, "rub": rub_rates,
+            "norm_balance": lambda w, g, s: norm_balance_rates(w, g, s, init_sq),
             "fixed": lambda w, g, s: fixed_rates(w, g, s, split)}[schedule]
     train: list[torch.Tensor] = []
 
@@ -274,8 +276,7 @@ def run_schedule(schedule: str, budget: float, steps: int, setting: Setting, h: 
         train.append(train_fn(w))
         return test_fn(w)
 
-    with np.errstate(over="ignore", invalid="ignore"):
-        test, rates, _ = sim.descend(weights, grad_fn, losses, lambda w, g, t: rule(w, g, budget), steps)
+    test, rates, _ = sim.descend(weights, grad_fn, losses, lambda w, g, t: rule(w, g, budget), steps)
     test, train_np = test.numpy(), torch.stack(train).numpy()
     diverged = diverged_draws(train_np)
     rates = rates.numpy()[:, :, ~diverged].mean(axis=-1) if (~diverged).any() else np.full(rates.shape[:2], np.nan)

@@ -135,7 +135,8 @@ def delta_init(deltas, w_norm, d, *, rng=None, signs=None):
     rng = np.random.default_rng(rng)
     W = rng.standard_normal((deltas.size, int(d)))
     W *= w_norm / np.linalg.norm(W, axis=1, keepdims=True)
-    signs = rng.choice([-1.0, 1.0], size=deltas.size) if signs is None else np.sign(np.broadcast_to(signs, deltas.shape))
+    signs = (rng.choice([-1.0, 1.0], size=deltas.size) if signs is None
+             else np.sign(np.broadcast_to(signs, deltas.shape)))
     if np.any(signs == 0):
         raise ValueError("signs must be non-zero")
     return {"a": signs * np.sqrt(deltas + w_norm**2), "W": W}
