@@ -109,6 +109,21 @@ def test_a_draw_diverges_just_above_the_factor_times_its_initial_training_loss()
     assert lb.diverged_draws(train).tolist() == [False, False, True, True]
 
 
+def test_a_run_whose_every_draw_diverged_summarises_to_nan_without_a_warning():
+    import warnings
+    setting = lb.Setting("linear", 3, "gaussian", 1e4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = lb.run_schedule("uniform", setting.budget, 4, setting, 16, 2)
+        assert run.diverged.all()
+        assert np.isnan(run.mean).all() and np.isnan(run.train_mean).all() and np.isnan(run.sem).all()
+        assert np.isnan(run.rates).all()
+    assert run.rates.shape == lb.run_schedule("uniform", 1.0, 4, setting, 16, 2).rates.shape
+    one = lb.ScheduleRun("uniform", 1.0, None, np.ones((3, 2)), np.ones((3, 2)), np.ones((2, 2)),
+                         np.array([False, True]))
+    assert one.mean.tolist() == [1.0] * 3 and one.sem.tolist() == [0.0] * 3
+
+
 def test_tuning_takes_the_lowest_non_diverging_candidate_on_its_own_problems():
     setting = lb.Setting("linear", 3, "gaussian", 4.0)
     tuned = lb.tune("uniform", setting, 16, 6, 2)

@@ -51,6 +51,17 @@ def test_chapters_that_skip_the_rerun_only_plot_committed_results():
     assert 0 < len(COMPUTING) < len(notebooks())
 
 
+def test_no_stored_output_is_a_warning_or_an_error():
+    """A stored stderr stream names this checkout's paths and line numbers, so it cannot reproduce elsewhere; a
+    warning in a chapter is fixed at its source, not stored."""
+    for path in notebooks():
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            for out in cell.get("outputs", []):
+                kind = out["output_type"] if out["output_type"] != "stream" else out["name"]
+                text = "".join(out.get("text", ""))[:200]
+                assert kind not in ("stderr", "error"), f"{path.name} cell {i} stores {kind}: {text}"
+
+
 def test_the_second_path_is_a_different_kernel_path():
     probe = ("import numpy._core._multiarray_umath as m, torch; "
              "print(torch.backends.cpu.get_cpu_capability(), m.__cpu_features__.get('AVX512_SKX'))")

@@ -229,20 +229,29 @@ class ScheduleRun:
 
     @property
     def mean(self) -> np.ndarray:
-        """Mean test loss per step over the draws that did not diverge."""
-        return self.test[:, ~self.diverged].mean(axis=1)
+        """Mean test loss per step over the draws that did not diverge (NaN at every step if all diverged)."""
+        return _kept_mean(self.test, self.diverged)
 
     @property
     def train_mean(self) -> np.ndarray:
-        """Mean training loss per step over the draws that did not diverge."""
-        return self.train[:, ~self.diverged].mean(axis=1)
+        """Mean training loss per step over the draws that did not diverge (NaN at every step if all diverged)."""
+        return _kept_mean(self.train, self.diverged)
 
     @property
     def sem(self) -> np.ndarray:
-        """Standard error of :attr:`mean` (0 with one draw)."""
+        """Standard error of :attr:`mean` (0 with one draw, NaN with none)."""
         kept = self.test[:, ~self.diverged]
         n = kept.shape[1]
-        return kept.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(kept))
+        if n < 2:
+            return np.full(len(kept), 0.0 if n else np.nan)
+        return kept.std(axis=1, ddof=1) / np.sqrt(n)
+
+
+def _kept_mean(losses: np.ndarray, diverged: np.ndarray) -> np.ndarray:
+    """Mean over the last axis of the columns of ``losses`` whose draw did not diverge; NaN where none is left."""
+    if diverged.all():
+        return np.full(losses.shape[:-1], np.nan)
+    return losses[..., ~diverged].mean(axis=-1)
 
 
 def diverged_draws(train: np.ndarray) -> np.ndarray:
@@ -279,7 +288,7 @@ def run_schedule(schedule: str, budget: float, steps: int, setting: Setting, h: 
     test, rates, _ = sim.descend(weights, grad_fn, losses, lambda w, g, t: rule(w, g, budget), steps)
     test, train_np = test.numpy(), torch.stack(train).numpy()
     diverged = diverged_draws(train_np)
-    rates = rates.numpy()[:, :, ~diverged].mean(axis=-1) if (~diverged).any() else np.full(rates.shape[:2], np.nan)
+    rates = _kept_mean(rates.numpy(), diverged)
     return ScheduleRun(schedule, float(budget), split, test, train_np, rates, diverged)
 
 
