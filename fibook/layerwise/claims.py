@@ -92,13 +92,18 @@ def log_slope(widths: Sequence[float], values: Sequence[float]) -> Slope:
     return Slope(float(slope), float(student.ppf(0.975, len(x) - 2) * se), len(x))
 
 
-def first_step_rate(fit: Slope) -> str:
-    """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): ``not resolved`` when the interval's
-    half-width is at least ``STEP1_TOL`` (too wide to decide), else ``yes`` when
-    ``|slope − STEP1_SLOPE| < STEP1_TOL`` and ``no`` otherwise."""
-    if fit.half >= STEP1_TOL:
+def scales_like(fit: Slope, exponent: float, tol: float) -> str:
+    """Does a fitted power of ``h`` match ``exponent``? ``not resolved`` when the interval's half-width is at least
+    ``tol`` (too wide to decide), else ``yes`` when ``|slope − exponent| < tol`` and ``no`` otherwise."""
+    if fit.half >= tol:
         return "not resolved"
-    return "yes" if abs(fit.slope - STEP1_SLOPE) < STEP1_TOL else "no"
+    return "yes" if abs(fit.slope - exponent) < tol else "no"
+
+
+def first_step_rate(fit: Slope) -> str:
+    """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): :func:`scales_like` with exponent
+    ``STEP1_SLOPE`` and tolerance ``STEP1_TOL``."""
+    return scales_like(fit, STEP1_SLOPE, STEP1_TOL)
 
 
 def second_step_rate(fit: Slope) -> str:
