@@ -1,0 +1,109 @@
+"""The robustness engine of Part III: split preferences and the transition verdict on curves with known answers,
+the step-2 window against the roots of its closed-form polynomial, and literal-GD shapes where they hold."""
+
+import numpy as np
+import pytest
+
+from fibook.layerwise import claims
+from fibook.layerwise import robustness as rb
+from fibook.layerwise.scheduler import Setting
+
+SPLITS = np.arange(1, 20) / 20
+
+
+def test_equal_is_preferred_only_when_the_all_equal_point_alone_is_best():
+    v = (SPLITS - 0.5) ** 2
+    assert rb.preferred(SPLITS, v, 0.5) == "equal"
+    assert rb.preferred(SPLITS, -v, 0.5) == "unequal"  # both ends tie: two best splits
+    assert rb.preferred(SPLITS, (SPLITS - 0.55) ** 2, 0.5) == "unequal"
+    nearly = 1.0 + v
+    nearly[0] = 1.0 + 2e-9  # an end just above the tie tolerance (1e-9 relative) of the minimum 1 ...
+    assert rb.preferred(SPLITS, nearly, 0.5) == "equal"
+    nearly[0] = 1.0 + 0.5e-9  # ... and one within it: a tie, so not one best split
+    assert rb.preferred(SPLITS, nearly, 0.5) == "unequal"
+
+
+def test_the_transition_needs_unequal_at_step_one_and_equal_at_every_later_step():
+    assert rb.transition_holds({1: "unequal", 2: "equal", 4: "equal"}) == "yes"
+    assert rb.transition_holds({1: "unequal", 2: "equal", 4: "unequal"}) == "no"
+    assert rb.transition_holds({1: "equal", 2: "equal"}) == "no"
+    assert rb.transition_holds({1: "unequal", 2: "mixed"}) == "not resolved"
+    assert rb.transition_holds({1: "mixed", 2: "equal", 8: "diverged"}) == "diverged"
+    with pytest.raises(ValueError, match="step 1 and a later step"):
+        rb.transition_holds({2: "equal"})
+
+
+def test_a_preference_is_mixed_when_one_draw_disagrees_and_diverged_from_the_step_a_draw_blows_up():
+    bowl = (SPLITS - 0.5) ** 2
+    test = np.stack([np.ones_like(SPLITS), 1 + bowl, 1 - bowl], axis=1)[:, :, None].repeat(3, axis=2)
+    train = np.ones_like(test)
+    curve = rb.SplitCurve(Setting("linear", 2, "gaussian", 1.0), SPLITS, test, train, 2)
+    assert curve.equal == 0.5 and rb.preference(curve, 1) == "equal" and rb.preference(curve, 2) == "unequal"
+    test2 = test.copy()
+    test2[:, 1, 2] = 1 - bowl  # one of three draws prefers the ends at step 1
+    curve = rb.SplitCurve(curve.setting, SPLITS, test2, train, 2)
+    assert rb.preference(curve, 1) == "mixed" and rb.draws_agreeing(curve, 1, "equal") == 2
+    train2 = train.copy()
+    train2[3, 2, 0] = 1e3 * (1 + 1e-9)  # just above the divergence factor at step 2 only
+    curve = rb.SplitCurve(curve.setting, SPLITS, test, train2, 2)
+    assert rb.preference(curve, 1) == "equal" and rb.preference(curve, 2) == "diverged"
+    assert np.isnan(curve.mean(2)[3]) and np.isfinite(curve.mean(1)).all()
+    train2[3, 2, 0] = 1e3  # at the factor: not diverged
+    assert rb.preference(rb.SplitCurve(curve.setting, SPLITS, test, train2, 2), 2) == "unequal"
+
+
+def test_the_all_equal_grid_point_of_deep_nets_is_the_nearest_to_one_over_k():
+    curve = rb.SplitCurve(Setting("linear", 4, "orthogonal", 1.0), SPLITS, np.ones((19, 2, 1)),
+                          np.ones((19, 2, 1)), 3)
+    assert curve.equal == 0.35
+    assert rb.SplitCurve(curve.setting, SPLITS, curve.test, curve.train, 7).equal == 0.15
+
+
+def _depth3_window(h):
+    """Roots in kappa (eta = kappa sqrt h) of h^2 dL2/dp = -8 kappa sqrt h + 2 + 34 kappa^2 + 32 kappa^4
+    + (10 + 74 kappa^2 + 36 kappa^4 + 4 kappa^6) / h: equal rates are a minimum where it is negative."""
+    c = np.zeros(7)
+    c[0], c[1], c[2], c[4], c[6] = 2 + 10 / h, -8 * h**0.5, 34 + 74 / h, 32 + 36 / h, 4 / h
+    roots = np.roots(c[::-1])
+    real = np.sort(roots[np.abs(roots.imag) < 1e-9].real)
+    real = real[real > 0]
+    return real[0] * h**0.5, real[1] * h**0.5
+
+
+@pytest.mark.parametrize("h", [256, 1000, 16384])
+def test_the_depth_three_window_matches_the_roots_of_its_polynomial(h):
+    lo, hi = rb.step2_window(3, h, 1e-3, 1e6, points=20000)
+    want_lo, want_hi = _depth3_window(h)
+    step = np.log(1e9) / 19999  # the log grid's spacing
+    assert abs(np.log(lo / want_lo)) < 2 * step and abs(np.log(hi / want_hi)) < 2 * step
+
+
+def test_a_window_cut_by_its_grid_or_empty_is_an_error():
+    with pytest.raises(ValueError, match="reaches an end"):
+        rb.step2_window(3, 1000, 1.0, 10.0)
+    with pytest.raises(ValueError, match="nowhere"):
+        rb.step2_window(3, 1000, 1e4, 1e5)
+
+
+def test_window_edges_scale_as_derived_lower_h_over_2_at_depth_2_and_upper_h_to_two_thirds_at_depth_3():
+    hs = 2.0 ** np.arange(8, 15)
+    two = np.array([rb.step2_window(2, h, 1, 1e9) for h in hs])
+    three = np.array([rb.step2_window(3, h, 1e-3, 1e6) for h in hs])
+    assert claims.scales_like(claims.log_slope(hs, two[:, 0]), 1.0, 0.05) == "yes"
+    assert claims.scales_like(claims.log_slope(hs, three[:, 1]), 2 / 3, 0.05) == "yes"
+    assert claims.scales_like(claims.log_slope(hs, three[:, 1]), 1.0, 0.05) == "no"
+
+
+def test_scales_like_boundaries():
+    fit = claims.Slope(0.7, 0.01, 7)
+    assert claims.scales_like(fit, 0.6 + 1e-6, 0.1) == "yes" and claims.scales_like(fit, 0.6 - 1e-6, 0.1) == "no"
+    assert claims.scales_like(claims.Slope(0.7, 0.1, 7), 0.7, 0.1) == "not resolved"
+
+
+def test_literal_gd_with_mild_label_noise_keeps_the_transition_at_small_width():
+    h = 256  # the step-2 minimum needs h of a few hundred at S ~ h^1.5 (the width boundary)
+    setting = Setting("linear", 2, "gaussian", 0.85 * h**1.5, 10.0)
+    curve = rb.split_curve(setting, h, 2, 2)
+    prefs = {t: rb.preference(curve, t) for t in (1, 2)}
+    assert prefs == {1: "unequal", 2: "equal"} and rb.transition_holds(prefs) == "yes"
+    assert claims.midpoint_kind(curve.mean(1)) == "max" and claims.midpoint_kind(curve.mean(2)) == "min"
