@@ -1,6 +1,8 @@
 """The layer-balancing schedules (fibook's reconstructions and the baselines): the properties their definitions
 promise, divergence, tuning and the paired design of the comparison."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -110,7 +112,6 @@ def test_a_draw_diverges_just_above_the_factor_times_its_initial_training_loss()
 
 
 def test_a_run_whose_every_draw_diverged_summarises_to_nan_without_a_warning():
-    import warnings
     setting = lb.Setting("linear", 3, "gaussian", 1e4)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

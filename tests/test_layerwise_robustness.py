@@ -85,6 +85,18 @@ def test_a_window_cut_by_its_grid_or_empty_is_an_error():
         rb.step2_window(3, 1000, 1e4, 1e5)
 
 
+
+def test_a_window_in_two_pieces_is_an_error(monkeypatch):
+    def two_pieces(depth, h, budget, step):
+        return np.where((budget > 4) & (budget < 8) | (budget > 16) & (budget < 32), 1.0, -1.0)
+
+    monkeypatch.setattr(rb, "split_curvature", two_pieces)
+    with pytest.raises(ValueError, match="not one interval"):
+        rb.step2_window(3, 1000, 1.0, 100.0)
+    monkeypatch.setattr(rb, "split_curvature", lambda d, h, b, s: np.where((b > 4) & (b < 32), 1.0, -1.0))
+    assert rb.step2_window(3, 1000, 1.0, 100.0) == pytest.approx((2.0, 16.0), rel=2e-3)
+
+
 def test_window_edges_scale_as_derived_lower_h_over_2_at_depth_2_and_upper_h_to_two_thirds_at_depth_3():
     hs = 2.0 ** np.arange(8, 15)
     two = np.array([rb.step2_window(2, h, 1, 1e9) for h in hs])

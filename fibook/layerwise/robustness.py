@@ -64,8 +64,8 @@ def split_curve(setting: Setting, h: int, steps: int, draws: int, seed: int = EV
         raise ValueError(f"a split grid has an odd number (>= 3) of points, got {points!r}")
     splits = np.arange(1, points + 1) / (points + 1)
     runs = [run_schedule("fixed", setting.budget, steps, setting, h, draws, seed, float(phi)) for phi in splits]
-    layers = 2 if setting.model == "relu" else sim.trained_layers(setting.depth)
-    return SplitCurve(setting, splits, np.stack([r.test for r in runs]), np.stack([r.train for r in runs]), layers)
+    return SplitCurve(setting, splits, np.stack([r.test for r in runs]), np.stack([r.train for r in runs]),
+                      sim.trained_layers(setting.depth))
 
 
 def preferred(splits: np.ndarray, loss: np.ndarray, equal: float) -> str:
@@ -128,7 +128,7 @@ def robustness_cases(h: int) -> list[Case]:
              Setting("linear", 2, "gaussian", 0.85 * two), (1, 2, 4, 8)),
         Case("Gaussian, S = 1.4 h^1.5", "equal at step 2 (the paper's 45000 at h = 1000)",
              Setting("linear", 2, "gaussian", 1.4 * two), (1, 2)),
-        Case("3-layer ReLU, S = √h", "holds in nonlinear nets (no setting public)",
+        Case("3-layer ReLU, S = √h", "holds beyond linear nets (secondary summaries; no setting public)",
              Setting("relu", 3, "gaussian", deep), (1, 2)),
         Case("4-layer linear, S = 1.25 √h", "all-equal best at step 2", Setting("linear", 4, "orthogonal", 1.25 * deep),
              (1, 2)),
@@ -140,12 +140,14 @@ def robustness_cases(h: int) -> list[Case]:
 def step2_window(depth: int, h: float, lo: float, hi: float, points: int = 4000) -> tuple[float, float]:
     """The per-layer equal rates ``eta`` (log grid on ``[lo, hi]``) where equal rates are a step-2 minimum of the
     closed form (:func:`fibook.layerwise.closed_forms.split_curvature` of the budget ``2 eta`` positive): its
-    smallest and largest point. Raises when the window is empty or touches an end of the grid (the grid would
-    have cut it)."""
+    smallest and largest point. Raises when the window is empty, not one interval, or touches an end of the grid
+    (the grid would have cut it)."""
     eta = np.geomspace(lo, hi, points)
     inside = split_curvature(depth, h, 2 * eta, 2) > 0
     if not inside.any():
         raise ValueError(f"equal rates are nowhere a step-2 minimum for depth {depth}, h = {h} on [{lo}, {hi}]")
     if inside[0] or inside[-1]:
         raise ValueError(f"the step-2 window of depth {depth}, h = {h} reaches an end of [{lo}, {hi}]; widen it")
+    if np.count_nonzero(np.diff(inside.astype(int))) != 2:
+        raise ValueError(f"the step-2 window of depth {depth}, h = {h} on [{lo}, {hi}] is not one interval")
     return float(eta[inside].min()), float(eta[inside].max())
