@@ -187,10 +187,11 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
         # (glibc returns memory to the OS after nearly every free); keep only its one-thread settings.
         one_thread = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
         with dask.config.set({"distributed.nanny.pre-spawn-environ": one_thread}), _sigint_ignored():
-            # workers log errors only: a run that fails is recorded with its traceback, and Ctrl-C cancels
-            # running tasks, which would log a warning per worker
+            # local workers log nothing below CRITICAL: a run that fails is recorded with its traceback and a
+            # worker that dies fails its future, while Ctrl-C cancels running tasks (a warning per worker) and
+            # can close the scheduler under a worker's heartbeat in flight (an ERROR with a traceback)
             local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                 silence_logs=logging.ERROR)
+                                 silence_logs=logging.CRITICAL)
         client = Client(local)
     else:
         client = _connect(cluster, worker_timeout)
