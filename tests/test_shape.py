@@ -1,11 +1,15 @@
 """Part II closed forms (fibook.shape.closed_forms) against trained models (fibook.shape.training) and
 independent references."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.integrate import quad
+from scipy.optimize import brentq
 
 from fibook.scales import get_scale
+from fibook.shape import claims
 from fibook.shape import closed_forms as S
 from fibook.shape import training as G
 
@@ -153,3 +157,130 @@ def test_bad_input_is_rejected_with_what_is_allowed():
         G.diagonal_init(0.1, 0.5, 30, tied=True)
     with pytest.raises(ValueError, match=r"rho must lie in \(0, 1\]"):
         G.TwoLayerNet(rho=0.0)
+
+
+# ---- Figure 7.1: transitions, collapse against kappa, the GD check -------------------------------------------
+
+
+def fig71_problem():
+    """A small sparse regression (d = 40, N = 20, 2-sparse teacher) whose exact-limit error rises from below to
+    above the midpoint of its min-l1 (0.023) and min-l2 (0.549) errors, at kappa = 0.046."""
+    data = S.sparse_regression(d=40, n_train=20, sparsity=2, noise_var=0.01, n_test=500, seed=0)
+    return data, S.population_error(data, S.min_l1(data.X, data.y)), S.population_error(data, S.min_l2(data.X, data.y))
+
+
+def test_first_crossing_is_the_first_log_interpolated_rise_through_the_level():
+    xs, ys = [1e-3, 1e-2, 1e-1, 1.0], [0.1, 0.3, 0.7, 0.2]
+    # first index above 0.5 is 2: t = (0.5 - 0.3) / (0.7 - 0.3) = 1/2, x = 10^(-2 + 1/2)
+    assert S.first_crossing(xs, ys, 0.5) == pytest.approx(10**-1.5, rel=1e-12)
+    # t = (0.2 - 0.1) / (0.3 - 0.1) = 1/2 between 1e-3 and 1e-2; and a level met exactly is not yet crossed
+    assert S.first_crossing(xs, ys, 0.2) == pytest.approx(10**-2.5, rel=1e-12)
+    assert S.first_crossing(xs, ys, 0.3) == pytest.approx(10**-2, rel=1e-12)
+    # 0.6 is crossed between 1e-2 and 1e-1 at t = 3/4; of two rises the first is taken (t = 1/2 between 1 and 2)
+    assert S.first_crossing(xs, ys, 0.6) == pytest.approx(10**-1.25, rel=1e-12)
+    assert S.first_crossing([1, 2, 4, 8], [0.0, 1.0, 0.0, 1.0], 0.5) == pytest.approx(2**0.5, rel=1e-12)
+    with pytest.raises(ValueError, match="never rises above the level 0.8"):
+        S.first_crossing(xs, ys, 0.8)
+    with pytest.raises(ValueError, match="starts above the level 0.05"):
+        S.first_crossing(xs, ys, 0.05)
+    with pytest.raises(ValueError, match="positive and increasing"):
+        S.first_crossing([1e-2, 1e-3, 1e-1, 1.0], ys, 0.5)
+    with pytest.raises(ValueError, match="same length"):
+        S.first_crossing(xs, ys[:3], 0.5)
+
+
+def test_collapse_deviation_vanishes_on_one_curve_of_kappa_and_measures_a_shift():
+    def f(k):  # a curve linear in log kappa, so interpolating it in log kappa is exact
+        return 0.3 + 0.05 * np.log(k)
+
+    factors = np.array([1.0, 5 / 3, 3.0, 9.5])  # (1+s^2)/(1-s^2) at s = 0, 0.5, ~0.58, 0.9
+    kappas = np.logspace(-4, 0, 9)[None, :] * factors[:, None]
+    assert S.collapse_deviation(kappas, f(kappas)) < 1e-14
+    # curve 2 shifted by a factor e^0.4 in kappa: it is off by 0.05 * 0.4 = 0.02 wherever it overlaps curve 0
+    shifted = f(kappas).copy()
+    shifted[2] = f(kappas[2] * np.exp(0.4))
+    assert S.collapse_deviation(kappas, shifted) == pytest.approx(0.02, rel=1e-10)
+    # a smooth, non-linear curve of kappa collapses to the interpolation error only (far below COLLAPSE_MAX)
+    def g(k):
+        return 0.5 + 0.4 * np.tanh(np.log(k / 1e-2))
+
+    fine = np.logspace(-4, 0, 81)[None, :] * factors[:, None]
+    dev, dev_fine = S.collapse_deviation(kappas, g(kappas)), S.collapse_deviation(fine, g(fine))
+    assert 1e-4 < dev < 0.1 and dev_fine < dev / 20  # second order in the spacing: 10x finer, ~100x smaller
+    with pytest.raises(ValueError, match="does not overlap"):
+        S.collapse_deviation(np.vstack([kappas[0], kappas[0] * 1e5]), f(kappas[:2]))
+    with pytest.raises(ValueError, match="positive and increasing"):
+        S.collapse_deviation(kappas[:, ::-1], f(kappas))
+
+
+def test_figure71_transitions_shift_by_the_effective_scale_and_the_curves_collapse():
+    data, err_l1, err_l2 = fig71_problem()
+    mid = 0.5 * (err_l1 + err_l2)
+
+    def error_at(kappa):
+        return S.population_error(data, S.diagonal_argmin_Q(data.X, data.y, 4 * kappa).beta)
+
+    # an independent prediction: the root of error(kappa) = mid (Brent, no grid), then alpha = kappa (1-s^2)/(1+s^2)
+    kappa_star = np.exp(brentq(lambda lk: error_at(np.exp(lk)) - mid, np.log(1e-3), 0.0, xtol=1e-12))
+    shapes = (0.0, 0.5, 0.9, 0.99)
+    alphas = np.logspace(-5, 0, 26)  # 5 per decade
+    errors = S.population_error_grid(data, alphas, shapes)
+    transitions = S.figure71_transitions(alphas, shapes, errors, err_l1, err_l2)
+    assert list(transitions) == list(shapes)
+    for s, t in transitions.items():
+        assert t == pytest.approx(kappa_star * (1 - s**2) / (1 + s**2), rel=1e-2)  # interpolation accuracy
+    assert claims.transition_shift(transitions[0.0], transitions[0.99]) == "yes (a shift of 2.0 decades)"
+    kappas = np.array([S.effective_scale(alphas, s) for s in shapes])
+    assert S.collapse_deviation(kappas, errors) < claims.COLLAPSE_MAX / 2
+    assert claims.collapses(S.collapse_deviation(kappas, errors)) == "yes"
+    # against alpha instead of kappa the curves do not collapse
+    assert S.collapse_deviation(np.broadcast_to(alphas, errors.shape), errors) > 0.3
+    with pytest.raises(ValueError, match="need err_l1 < err_l2"):
+        S.figure71_transitions(alphas, shapes, errors, err_l2, err_l1)
+    with pytest.raises(ValueError, match="shape s = 0.9: the curve starts above"):
+        S.figure71_transitions(alphas[15:], shapes, errors[:, 15:], err_l1, err_l2)
+    with pytest.raises(ValueError, match=r"errors must be \(shapes, alphas\)"):
+        S.figure71_transitions(alphas, shapes[:2], errors, err_l1, err_l2)
+
+
+def test_figure71_gd_points_check_the_smallest_and_largest_shape_over_one_kappa_window():
+    sc = get_scale("book").shape
+    alphas = S.figure71_alphas(sc)
+    points = S.figure71_gd_points(sc)
+    assert sorted({s for _, s in points}) == [sc.shapes[0], sc.shapes[-1]] == [0.0, 0.99]
+    # s = 0: indices linspace(20 // 3, 2 * 20 // 3, 3) = 6, 9.5, 13 -> 6, 9, 13
+    np.testing.assert_allclose([a for a, s in points if s == 0.0], alphas[[6, 9, 13]], rtol=1e-15)
+    lo, hi = alphas[6], alphas[13]  # the kappa window (s = 0: kappa = alpha)
+    big = [a for a, s in points if s == 0.99]
+    assert len(big) == sc.gd_checks
+    kap = S.effective_scale(np.array(big), 0.99)
+    assert np.all((kap >= lo * (1 - 1e-12)) & (kap <= hi * (1 + 1e-12)))
+    # spread over every grid point of s = 0.99 in the window: those with 99.5 alpha in [lo, hi]
+    inside = np.flatnonzero((99.5 * alphas >= lo) & (99.5 * alphas <= hi))
+    assert big[0] == alphas[inside[0]] and big[-1] == alphas[inside[-1]]
+    narrow = replace(sc, alpha_log10=(-2.0, -1.5), n_alpha=6)
+    with pytest.raises(ValueError, match="no grid point of shape s = 0.99"):
+        S.figure71_gd_points(narrow)
+
+
+def test_paper_gd_stops_at_the_training_mse_and_sees_only_kappa():
+    data, _, _ = fig71_problem()
+    n = data.X.shape[0]
+    a = G.paper_gd(data, 0.05, 0.0, max_steps=1_000_000)
+    assert a.stopped and a.steps % 1000 == 0 and a.steps < 1_000_000
+    assert np.mean((data.X @ a.beta - data.y) ** 2) < 1e-4  # the paper's stop rule, on the mean squared error
+    exact = S.diagonal_argmin_Q(data.X, data.y, 4 * 0.05).beta
+    assert a.distance == pytest.approx(np.linalg.norm(a.beta - exact), rel=1e-12)
+    assert a.gap == pytest.approx(abs(S.population_error(data, a.beta) - S.population_error(data, exact)), rel=1e-12)
+    tight = G.paper_gd(data, 0.05, 0.0, max_steps=1_000_000, mse_tol=1e-8)
+    assert tight.steps > a.steps and tight.distance < a.distance / 10 and tight.gap < a.gap / 10
+    # same kappa, another shape: the same GD iterates (the (D, P) recursion); same alpha, another shape: not
+    same_kappa = G.paper_gd(data, 0.05 * (1 - 0.9**2) / (1 + 0.9**2), 0.9, max_steps=1_000_000)
+    assert same_kappa.steps == a.steps and rel(same_kappa.beta, a.beta) < 1e-10
+    same_alpha = G.paper_gd(data, 0.05, 0.9, max_steps=1_000_000)
+    assert rel(same_alpha.beta, a.beta) > 1e-2
+    capped = G.paper_gd(data, 0.05, 0.0, max_steps=2000)
+    assert not capped.stopped and capped.steps == 2000 and n == 20
+    sc = get_scale("smoke").shape
+    checks = G.figure71_gd_checks(sc, S.figure71_data(sc))
+    assert [(c.alpha, c.s) for c in checks] == S.figure71_gd_points(sc) and [c.s for c in checks] == [0.0, 0.9]

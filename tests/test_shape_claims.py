@@ -68,13 +68,13 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
     rows = claims.diagonal_claims(
         small_scale(), flow_errors=[1e-12, 3e-10, 5e-11], same_kappa=2e-9, same_product=0.284,
         transitions={0.0: 3e-3, 0.5: 1e-3, 0.99: 2e-4}, errors=np.array([[0.02, 0.3], [0.05, 0.86]]),
-        err_l1=0.011, err_l2=0.859, collapse=0.02, gd_gaps=[1e-3, 2e-3])
+        err_l1=0.011, err_l2=0.859, collapse=0.02, gd_gaps=[1e-3, 2e-3, 5e-4], gd_shapes=[0.0, 0.0, 0.99])
     assert [r.claim for r in rows][2] == "larger shape moves the transition to smaller α (s = 0 vs 0.99)"
     assert rows[0].ours == "max relative gap < 1e-9 on N = 7, d = 11, 3 (α, s)"
     assert rows[1].ours == "same κ: ‖Δβ‖ 2.0e-09; same α: ‖Δβ‖ = 0.28"
     assert rows[2].ours == "3.0e-03 vs 2.0e-04 (midpoint crossing, 'x' scale, seed-1993 data)"
     assert rows[3].ours == "0.0200 → 0.8600; min-ℓ1 0.0110, min-ℓ2 0.8590"
-    assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 2 grid points (curve range 0.84)"
+    assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 3 grid points, s ∈ {0, 0.99} (curve range 0.84)"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (a shift of 1.2 decades)", "yes", "no", "yes"]
 
 

@@ -110,12 +110,13 @@ def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> str:
 
 def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: float, same_product: float,
                     transitions: Mapping[float, float], errors: np.ndarray, err_l1: float, err_l2: float,
-                    collapse: float, gd_gaps: Sequence[float]) -> list[Claim]:
+                    collapse: float, gd_gaps: Sequence[float], gd_shapes: Sequence[float]) -> list[Claim]:
     """The ``diagonal_networks`` chapter's rows: Theorem 4.1 on small problems (:func:`vanishes` on the largest of
     ``flow_errors``), κ rather than α (:func:`kappa_not_product`), the transition of the first and last shape of
     ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x scales,
     :func:`kernel_to_rich`), the collapse against κ (:func:`collapses`) and early-stopped GD (``gd_gaps``, the
-    population-error gaps to the limit, the paper's protocol; :func:`gd_close`)."""
+    population-error gaps to the limit at grid points of the shapes ``gd_shapes``, the paper's protocol;
+    :func:`gd_close`)."""
     sc = scale.shape
     (s_first, t_first), (s_last, t_last) = list(transitions.items())[0], list(transitions.items())[-1]
     worst = max(flow_errors)
@@ -136,8 +137,9 @@ def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: f
         Claim("curves collapse against κ = α(1+s²)/(1−s²)", "implied by Theorem 4.1 (not plotted in the paper)",
               f"max deviation {collapse:.1e} after interpolation", collapses(collapse)),
         Claim("early-stopped GD (MSE < 1e-4) is close to the GF limit", "paper's protocol",
-              f"population-error gap ≤ {max(gd_gaps):.1e} at {len(gd_gaps)} grid points (curve range "
-              f"{np.ptp(errors):.2f})", gd_close(gd_gaps, errors)),
+              f"population-error gap ≤ {max(gd_gaps):.1e} at {len(gd_gaps)} grid points, "
+              f"s ∈ {{{', '.join(f'{s:g}' for s in dict.fromkeys(gd_shapes))}}} (curve range {np.ptp(errors):.2f})",
+              gd_close(gd_gaps, errors)),
     ]
 
 

@@ -13,7 +13,10 @@ constrained minimizers; :mod:`fibook.shape.training` holds the trained models th
   potential :func:`neuron_potential` and metric :func:`neuron_metric`; the leaky-ReLU neuron through
   :func:`leaky_targets`; the summed regularizer of a width-m network, :func:`summed_neuron_argmin`.
 * Reference interpolators :func:`min_l2`, :func:`min_l1`, and the paper's sparse-regression experiment
-  (section 9 of the paper, after Woodworth et al. 2020): :func:`sparse_regression`, :func:`population_error`.
+  (section 9 of the paper, after Woodworth et al. 2020): :func:`sparse_regression`, :func:`population_error`;
+  Figure 7.1's grid (:func:`figure71_errors`), its transitions (:func:`figure71_transitions`, the midpoint
+  crossing :func:`first_crossing`), the collapse against ``kappa`` (:func:`collapse_deviation`) and the grid
+  points re-run with gradient descent (:func:`figure71_gd_points`).
 """
 
 from __future__ import annotations
@@ -475,3 +478,100 @@ def figure71_errors(sc):
     for each of its ``n_instances`` data draws: an array (n_instances, len(shapes), n_alpha)."""
     alphas = figure71_alphas(sc)
     return np.stack([population_error_grid(figure71_data(sc, i), alphas, sc.shapes) for i in range(sc.n_instances)])
+
+
+def figure71_gd_points(sc):
+    """The grid points of Figure 7.1 that are re-run with the paper's gradient-descent protocol, as a list of
+    ``(alpha, s)``: for the smallest and for the largest shape of the ShapeScale ``sc``, ``sc.gd_checks`` of its
+    grid points, spread evenly by index over those whose effective scale ``kappa = alpha (1+s^2)/(1-s^2)`` lies in
+    the window ``[kappa(alpha_lo, s_0), kappa(alpha_hi, s_0)]`` with ``lo = n // 3``, ``hi = 2 n // 3`` (``n``
+    scales): the middle third of the smallest shape's curve, where its transition lies. For the smallest shape
+    these are ``linspace(lo, hi, gd_checks)``; a larger shape is checked over the same range of ``kappa``, i.e. at
+    its own transition (fewer points when fewer grid points lie in the window; none is a ValueError)."""
+    alphas = figure71_alphas(sc)
+    n, k = len(alphas), int(sc.gd_checks)
+    if k < 1:
+        raise ValueError(f"gd_checks must be at least 1, got {sc.gd_checks!r}")
+    s0 = sc.shapes[0]
+    lo_k, hi_k = effective_scale(alphas[n // 3], s0), effective_scale(alphas[2 * n // 3], s0)
+    points = []
+    for s in dict.fromkeys((s0, sc.shapes[-1])):  # one shape when the scale has one
+        kap = effective_scale(alphas, s)
+        inside = np.flatnonzero((kap >= lo_k * (1 - 1e-12)) & (kap <= hi_k * (1 + 1e-12)))
+        if inside.size == 0:
+            raise ValueError(f"no grid point of shape s = {s:g} has kappa in [{lo_k:.3g}, {hi_k:.3g}] "
+                             f"(its kappa range is [{kap[0]:.3g}, {kap[-1]:.3g}]); widen alpha_log10")
+        picks = np.unique(np.linspace(inside[0], inside[-1], k).astype(int))
+        points += [(float(alphas[j]), float(s)) for j in picks]
+    return points
+
+
+def first_crossing(xs, ys, level):
+    """The first ``x`` at which the curve ``ys(xs)`` rises through ``level``, interpolated linearly in ``log x``.
+
+    With ``j`` the first index where ``ys[j] > level`` (so ``ys[j-1] <= level``),
+    ``t = (level - ys[j-1]) / (ys[j] - ys[j-1])`` and ``x = exp((1 - t) log xs[j-1] + t log xs[j])``.
+    ``xs`` must be positive and increasing. A curve that starts above ``level`` or never rises above it has no
+    crossing on its grid: ValueError.
+    """
+    xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if xs.ndim != 1 or xs.shape != ys.shape or xs.size < 2:
+        raise ValueError(f"xs and ys must be 1-d of the same length >= 2, got {xs.shape} and {ys.shape}")
+    if not (np.all(np.isfinite(ys)) and np.all(xs > 0) and np.all(np.diff(xs) > 0)):
+        raise ValueError("xs must be positive and increasing and ys finite")
+    above = ys > level
+    if above[0]:
+        raise ValueError(f"the curve starts above the level {level:.4g} ({ys[0]:.4g} at x = {xs[0]:.3g}): "
+                         "no crossing on this grid")
+    if not above.any():
+        raise ValueError(f"the curve never rises above the level {level:.4g} (its maximum is {ys.max():.4g})")
+    j = int(np.argmax(above))
+    t = (level - ys[j - 1]) / (ys[j] - ys[j - 1])
+    return float(np.exp((1 - t) * np.log(xs[j - 1]) + t * np.log(xs[j])))
+
+
+def figure71_transitions(alphas, shapes, errors, err_l1, err_l2):
+    """Figure 7.1's transitions: for each shape ``s`` (row ``i`` of ``errors``, shapes x alphas), the first scale
+    ``alpha`` at which its population error rises through the midpoint ``(err_l1 + err_l2) / 2`` of the min-l1
+    and min-l2 errors (:func:`first_crossing`, log-interpolated). Returns ``{s: alpha}`` in the order of
+    ``shapes``. By Theorem 4.1 the error is a function of ``kappa = alpha (1+s^2)/(1-s^2)`` alone, so the
+    transition of shape ``s`` is that of ``s = 0`` times ``(1-s^2)/(1+s^2)``."""
+    errors = np.asarray(errors, dtype=float)
+    if errors.shape != (len(shapes), len(alphas)):
+        raise ValueError(f"errors must be (shapes, alphas) = ({len(shapes)}, {len(alphas)}), got {errors.shape}")
+    if not err_l1 < err_l2:
+        raise ValueError(f"the transition runs from min-l1 to min-l2: need err_l1 < err_l2, got {err_l1:.4g} "
+                         f">= {err_l2:.4g} (min-l1 does not recover the teacher on this data)")
+    mid = 0.5 * (err_l1 + err_l2)
+    out = {}
+    for i, s in enumerate(shapes):
+        try:
+            out[s] = first_crossing(alphas, errors[i], mid)
+        except ValueError as e:
+            raise ValueError(f"shape s = {s:g}: {e}") from None
+    return out
+
+
+def collapse_deviation(kappas, errors):
+    """How far Figure 7.1's curves are from one curve against the effective scale: the largest
+    ``|errors[i, j] - e_0(kappas[i, j])|`` over the curves ``i >= 1`` and their points inside the first curve's
+    range ``kappas[0, 0] <= kappas[i, j] <= kappas[0, -1]``, where ``e_0`` interpolates the first curve
+    (``kappas[0]``, ``errors[0]``) linearly in ``log kappa``. ``kappas`` and ``errors`` are (curves, points), each
+    row's ``kappas`` positive and increasing. Zero when every curve samples one function of ``kappa`` that is
+    linear in ``log kappa`` between the first curve's points; otherwise it also holds that interpolation's error.
+    A curve with no point inside the first curve's range cannot be compared: ValueError."""
+    kappas, errors = np.asarray(kappas, dtype=float), np.asarray(errors, dtype=float)
+    if kappas.ndim != 2 or kappas.shape != errors.shape or kappas.shape[0] < 2 or kappas.shape[1] < 2:
+        raise ValueError(f"kappas and errors must be (curves >= 2, points >= 2) of one shape, got {kappas.shape} "
+                         f"and {errors.shape}")
+    if not (np.all(kappas > 0) and np.all(np.diff(kappas, axis=1) > 0) and np.all(np.isfinite(errors))):
+        raise ValueError("every row of kappas must be positive and increasing, and errors finite")
+    worst = 0.0
+    for i in range(1, kappas.shape[0]):
+        inside = (kappas[i] >= kappas[0, 0]) & (kappas[i] <= kappas[0, -1])
+        if not inside.any():
+            raise ValueError(f"curve {i} (kappa {kappas[i, 0]:.3g}..{kappas[i, -1]:.3g}) does not overlap the first "
+                             f"curve's kappa range {kappas[0, 0]:.3g}..{kappas[0, -1]:.3g}")
+        ref = np.interp(np.log(kappas[i][inside]), np.log(kappas[0]), errors[0])
+        worst = max(worst, float(np.max(np.abs(errors[i][inside] - ref))))
+    return worst

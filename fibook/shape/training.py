@@ -12,17 +12,27 @@ Every model predicts with parameters ``p`` (a dict of float64 arrays) and is tra
 
 :func:`gradient_flow` integrates the flow with an adaptive ODE solver (LSODA, stated tolerances),
 :func:`gradient_descent` runs plain gradient descent; :func:`conserved` returns the quantities the flow keeps
-fixed.
+fixed. :func:`paper_gd` (and :func:`figure71_gd_checks` over the checked grid points) runs Figure 7.1's
+early-stopped gradient descent, the paper's protocol, against the gradient-flow limit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from fibook.shape.closed_forms import check_alpha_s, check_problem, diagonal_u0_v0, neuron_a_w0
+from fibook.shape.closed_forms import (
+    check_alpha_s,
+    check_problem,
+    diagonal_argmin_Q,
+    diagonal_u0_v0,
+    effective_scale,
+    figure71_gd_points,
+    neuron_a_w0,
+    population_error,
+)
 
 
 @dataclass(frozen=True)
@@ -279,3 +289,58 @@ def gradient_descent(model, X, y, init, *, lr, max_steps=1_000_000, loss_tol=1e-
     p_end = prob.unpack(theta)
     return DescentResult(p_end, model.beta(p_end), prob.loss(theta), step,
                          None if at_steps is None else np.array(at_steps), path)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Figure 7.1's check of the paper's protocol: early-stopped gradient descent against the gradient-flow limit
+
+
+@dataclass(frozen=True)
+class PaperGD:
+    """One grid point of Figure 7.1 trained with the paper's gradient-descent protocol (:func:`paper_gd`):
+    ``steps`` taken, whether the stop rule was met (``stopped``; else the step cap was reached), the population
+    errors of the GD endpoint and of the exact limit ``argmin Q_k``, the distance ``||beta_GD - beta_Q||`` and the
+    GD endpoint ``beta``.
+
+    Like the flow, these GD steps see the initialization only through ``kappa``: per coordinate, with
+    ``r = X^T (X beta - y)``, ``D = u+ v+ - u- v-`` (that is, ``beta``) and ``P = u+^2 + v+^2 + u-^2 + v-^2`` follow
+    ``D' = (1 + eta^2 r^2) D - eta r P``, ``P' = (1 + eta^2 r^2) P - 4 eta r D`` from ``D = 0``,
+    ``P = 4 kappa``, so equal ``kappa`` gives the same iterates whatever the shape."""
+
+    alpha: float
+    s: float
+    steps: int
+    stopped: bool
+    error_gd: float
+    error_exact: float
+    distance: float
+    beta: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def gap(self) -> float:
+        """``|error_gd - error_exact|``, the population-error gap to the gradient-flow limit."""
+        return abs(self.error_gd - self.error_exact)
+
+
+def paper_gd(data, alpha, s, *, max_steps, mse_tol=1e-4, step=1e-3, check_every=1000):
+    """The paper's protocol for Figure 7.1 at one ``(alpha, s)`` on ``data`` (a
+    :class:`fibook.shape.closed_forms.SparseRegression`): full-batch gradient descent on the untied
+    :class:`DiagonalNet` from :func:`diagonal_init`, gradient ``X^T (X beta - y) / N`` with step ``step`` (i.e.
+    ``lr = step / N`` on ``1/2 ||X beta - y||^2``), stopped (checked every ``check_every`` steps) once the training
+    MSE ``||X beta - y||^2 / N < mse_tol`` or after ``max_steps``; compared with Theorem 4.1's limit
+    ``argmin Q_k``, ``sqrt(k) = 4 kappa``. Returns a :class:`PaperGD`."""
+    n = data.X.shape[0]
+    target = n * mse_tol / 2  # 1/2 ||e||^2 < N mse_tol / 2
+    gd = gradient_descent(DiagonalNet(), data.X, data.y, diagonal_init(alpha, s, data.X.shape[1]), lr=step / n,
+                          loss_tol=target / max(1.0, float(data.y @ data.y)), max_steps=max_steps,
+                          check_every=check_every)
+    exact = diagonal_argmin_Q(data.X, data.y, 4 * effective_scale(alpha, s)).beta
+    return PaperGD(float(alpha), float(s), gd.steps, bool(gd.loss < target), population_error(data, gd.beta),
+                   population_error(data, exact), float(np.linalg.norm(gd.beta - exact)), gd.beta)
+
+
+def figure71_gd_checks(sc, data):
+    """:func:`paper_gd` at every grid point of :func:`fibook.shape.closed_forms.figure71_gd_points` (the smallest
+    and the largest shape of the ShapeScale ``sc``, each over the window of ``kappa`` around the smallest shape's
+    transition), with ``sc.gd_max_steps`` as the step cap: a list of :class:`PaperGD`."""
+    return [paper_gd(data, alpha, s, max_steps=sc.gd_max_steps) for alpha, s in figure71_gd_points(sc)]
