@@ -109,25 +109,32 @@ def figure_png(fig) -> bytes:
     return buf.getvalue()
 
 
-def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence], *, formats=None):
+def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence], *, formats=None, start=None):
     """A slider explorer over precomputed figures that needs no kernel.
 
     ``render(**values)`` returns a matplotlib figure for one combination of slider values; ``axes`` maps each
     slider's name to its values (one or two sliders). Every combination is rendered now and embedded; in the
     browser the sliders only switch which image shows (``jslink``), so the explorer works in the static page.
-    ``formats`` maps a slider name to a format string for its value labels.
+    ``formats`` maps a slider name to a format string for its value labels; ``start`` maps a slider name to the
+    value it opens on (default: its first value).
     """
     import ipywidgets as W
 
     names = list(axes)
     if not 1 <= len(names) <= 2:
         raise ValueError(f"frames_explorer takes one or two sliders, got {len(names)}: {names}")
-    formats = dict(formats or {})
+    formats, start = dict(formats or {}), dict(start or {})
+    opening = {}
+    for name in names:
+        values = list(axes[name])
+        if name in start and start[name] not in values:
+            raise ValueError(f"slider {name!r} cannot open on {start[name]!r}; its values are {values}")
+        opening[name] = values.index(start[name]) if name in start else 0
 
     def slider(name):
         fmt = formats.get(name, "{:g}")
         options = [(fmt.format(v), i) for i, v in enumerate(axes[name])]
-        return W.SelectionSlider(options=options, value=0, description=name, continuous_update=True,
+        return W.SelectionSlider(options=options, value=opening[name], description=name, continuous_update=True,
                                  layout=W.Layout(width="420px"))
 
     def image(**values):
@@ -135,16 +142,17 @@ def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence],
 
     first = slider(names[0])
     if len(names) == 1:
-        stack = W.Stack([image(**{names[0]: v}) for v in axes[names[0]]], selected_index=0)
+        stack = W.Stack([image(**{names[0]: v}) for v in axes[names[0]]], selected_index=opening[names[0]])
         W.jslink((first, "index"), (stack, "selected_index"))
         return W.VBox([first, stack])
     second = slider(names[1])
     inner = []
     for v2 in axes[names[1]]:
-        s = W.Stack([image(**{names[0]: v1, names[1]: v2}) for v1 in axes[names[0]]], selected_index=0)
+        s = W.Stack([image(**{names[0]: v1, names[1]: v2}) for v1 in axes[names[0]]],
+                    selected_index=opening[names[0]])
         W.jslink((first, "index"), (s, "selected_index"))
         inner.append(s)
-    outer = W.Stack(inner, selected_index=0)
+    outer = W.Stack(inner, selected_index=opening[names[1]])
     W.jslink((second, "index"), (outer, "selected_index"))
     return W.VBox([first, second, outer])
 

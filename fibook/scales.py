@@ -97,7 +97,9 @@ class LayerwiseScale:
     ``grid``: points per axis of the (eta1, eta2) landscape; ``sim_width``: h of the simulated GD curves;
     ``sched_width``/``sched_steps``: width and GD steps of the scheduler comparison; ``sched_draws``: sampled
     problems each schedule is evaluated on (the same for every schedule); ``sched_tune_draws``: the separate
-    problems its budget is tuned on.
+    problems its budget is tuned on; ``robust_draws``: sampled problems of each robustness split curve (at
+    ``sim_width``); ``wide_width``/``wide_draws``: width and problems of the many-step Gaussian check repeated at
+    the paper's width.
     """
 
     width: int
@@ -111,6 +113,9 @@ class LayerwiseScale:
     sched_steps: int
     sched_draws: int
     sched_tune_draws: int
+    robust_draws: int
+    wide_width: int
+    wide_draws: int
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,8 @@ _GPU = Scale(
     ),
     layerwise=LayerwiseScale(width=1000, mc_widths=(16, 24, 32, 64), mc_draws=20000,
                              gap_widths=(64, 128, 256, 362, 512, 724, 1000), gap_draws=2, grid=200, sim_width=1000,
-                             sched_width=256, sched_steps=16, sched_draws=40, sched_tune_draws=10),
+                             sched_width=256, sched_steps=16, sched_draws=40, sched_tune_draws=10,
+                             robust_draws=5, wide_width=1000, wide_draws=5),
 )
 
 SCALES: dict[str, Scale] = {
@@ -158,7 +164,7 @@ SCALES: dict[str, Scale] = {
         layerwise=LayerwiseScale(width=1000, mc_widths=(16,), mc_draws=2000, gap_widths=(16, 24, 32, 48, 64),
                                  gap_draws=4,
                                  grid=41, sim_width=32, sched_width=16, sched_steps=4, sched_draws=3,
-                                 sched_tune_draws=2),
+                                 sched_tune_draws=2, robust_draws=2, wide_width=48, wide_draws=1),
     ),
     "book": Scale(
         name="book",
@@ -174,14 +180,16 @@ SCALES: dict[str, Scale] = {
         layerwise=LayerwiseScale(width=1000, mc_widths=(16, 32), mc_draws=8000,
                                  gap_widths=(32, 64, 128, 256, 362, 512, 724),
                                  gap_draws=4, grid=101, sim_width=256, sched_width=64, sched_steps=16,
-                                 sched_draws=24, sched_tune_draws=6),
+                                 sched_draws=24, sched_tune_draws=6, robust_draws=5, wide_width=1000,
+                                 wide_draws=1),
     ),
     "gpu": _GPU,
     "paper": replace(
         _GPU, name="paper", purpose="the paper's CIFAR-10 protocol in full",
         forgetting=replace(_GPU.forgetting, seeds=(0, 1, 2)),
         shape=replace(_GPU.shape, n_instances=20, gd_checks=5),
-        layerwise=replace(_GPU.layerwise, gap_draws=5, sched_draws=100, sched_tune_draws=20),
+        layerwise=replace(_GPU.layerwise, gap_draws=5, sched_draws=100, sched_tune_draws=20, robust_draws=20,
+                          wide_draws=20),
     ),
 }
 

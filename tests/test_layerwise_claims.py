@@ -100,32 +100,62 @@ def test_unequal_then_equal_needs_a_step_one_max_and_a_step_two_min_in_every_run
     assert not claims.unequal_then_equal([curves(FLAT, DIP)])
 
 
-GRID = 20.0 * np.arange(1, 20) / 20  # budget 20: depth 4 all-equal eta1 = 6.67, nearest grid point 7
+def test_a_window_edge_scales_as_the_paper_says_as_derived_or_neither_within_a_tenth():
+    assert claims.window_verdict(slope(0.9 + EPS), 1.0, 1.0) == "yes"
+    assert claims.window_verdict(slope(0.9 - EPS), 1.0, 1.0) == "no"
+    assert claims.window_verdict(slope(1.0, 0.1), 1.0, 1.0) == "not resolved"
+    assert claims.window_verdict(slope(1.0, 0.1 - EPS), 1.0, 1.0) == "yes"
+    assert claims.window_verdict(slope(2 / 3 + 0.1 - EPS), 1.0, 2 / 3) == "no (∝ h^0.67, as derived)"
+    assert claims.window_verdict(slope(2 / 3 + 0.1 + EPS), 1.0, 2 / 3) == "no"  # 0.1 + ε from both
 
 
-def test_all_equal_best_needs_one_best_split_at_the_grid_point_nearest_to_all_equal():
-    assert claims.all_equal_best(GRID, (GRID - 7.0) ** 2, 20.0, 4)
-    assert not claims.all_equal_best(GRID, (GRID - 8.0) ** 2, 20.0, 4)
-    assert not claims.all_equal_best(GRID, (GRID - 7.5) ** 2, 20.0, 4)  # 7 and 8 tie
-    assert claims.all_equal_best(GRID, (GRID - 3.0) ** 2, 20.0, 8)  # 20 / 7 = 2.86, nearest 3
+def test_robustness_rows_agree_only_when_the_transition_holds():
+    assert claims.robustness_agrees("yes") == "yes" and claims.robustness_agrees("no") == "no"
+    assert claims.robustness_agrees("not resolved") == "not resolved (draws disagree)"
+    assert claims.robustness_agrees("diverged") == "not resolved (a split diverged)"
+    with pytest.raises(ValueError, match="unknown transition verdict 'maybe'"):
+        claims.robustness_agrees("maybe")
 
 
-def test_unequal_equal_rows_read_the_runs_the_gaussian_midpoints_and_the_deep_nets():
+def _case_result(test, steps, claimed=()):
+    """A robustness run whose split curves are ``test`` (points, steps + 1, draws)."""
+    from fibook.layerwise import robustness as rb
+    from fibook.layerwise.scheduler import Setting
+
+    splits = np.arange(1, test.shape[0] + 1) / (test.shape[0] + 1)
+    curve = rb.SplitCurve(Setting("linear", 2, "gaussian", 1.0), splits, test, np.ones_like(test), 2)
+    prefs = {t: rb.preference(curve, t) for t in steps}
+    return rb.CaseResult(rb.Case("toy", "holds", curve.setting, steps, claimed), 24, curve, prefs,
+                         rb.transition_holds(prefs))
+
+
+def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_runs():
     grid = np.arange(1, 6) / 6.0
     literal = {(2, 1.0): (grid, curves(PEAK, DIP)), (3, 1.0): (grid, curves(PEAK, DIP))}
-    gaussian = {0.85: DIP, 2: PEAK}
-    deep = {4: (GRID, (GRID - 7.0) ** 2, 20.0), 8: (GRID, (GRID - 5.0) ** 2, 20.0)}
-    rows = claims.unequal_equal_claims(small_scale(), literal=literal, gaussian=gaussian, deep=deep,
-                                       window=np.array([504.2, 900.0, 44300.0]))
+    windows = {2: (slope(0.99), slope(1.7)), 3: (slope(-0.01), slope(0.7))}
+    bowl = (np.arange(1, 6) / 6.0 - 0.5) ** 2
+    holds = _case_result(np.stack([np.ones(5), 1 - bowl, 1 + bowl], axis=1)[:, :, None].repeat(3, axis=2), (1, 2))
+    rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
+                                       window_widths=(256, 1024, 4096, 16384), robust=[holds])
     assert rows[0].ours == "closed forms at h = 500; literal GD at h = 24 ('x')"
-    assert rows[2].ours == "504 ≤ η ≤ 4.43e+04 at h = 1000 (closed form)"
-    assert rows[3].ours == "step-2 midpoint: min at S = 0.85h^1.5, max at S = 2h^1.5 (h = 24)"
-    assert [r.agrees for r in rows] == ["yes", "yes", "not stated by the paper", "our own observation", "no"]
+    assert rows[2].ours == ("lower edge ∝ h^(0.99 ± 0.01), upper ∝ h^(1.70 ± 0.01) "
+                            "(closed form, 4 widths h = 256…16384)")
+    assert rows[4].ours == ("literal GD, h = 24, 3 draws: step 1: unequal (φ = 0.17 and 0.83, 3/3 draws); "
+                            "step 2: equal (φ = 0.50, 3/3 draws)")
+    assert [r.agrees for r in rows] == ["yes", "yes", "yes (lower edge)", "no (∝ h^0.67, as derived) (upper edge)",
+                                        "yes"]
     literal[(3, 1.0)] = (grid, curves(DIP, DIP))
-    deep[8] = (GRID, (GRID - 3.0) ** 2, 20.0)
-    rows = claims.unequal_equal_claims(small_scale(), literal=literal, gaussian=gaussian, deep=deep,
-                                       window=np.array([504.2, 44300.0]))
-    assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "yes"]
+    flipped = _case_result(np.stack([np.ones(5), 1 - bowl, 1 - bowl], axis=1)[:, :, None], (1, 2))
+    rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
+                                       window_widths=(256, 1024, 4096, 16384), robust=[flipped])
+    assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "no"]
+    one_draw_mixed = np.stack([np.ones(5), 1 - bowl, 1 + bowl], axis=1)[:, :, None].repeat(2, axis=2)
+    one_draw_mixed[:, 1, 1] = 1 + bowl / 2  # the second draw prefers equal rates at step 1
+    deep = _case_result(one_draw_mixed, (1, 2), claimed=(2,))
+    (row,) = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
+                                         window_widths=(256, 1024, 4096, 16384), robust=[deep])[4:]
+    assert deep.transition == "not resolved" and row.agrees == "yes"  # the claim is about step 2 only
+    assert row.ours.startswith("literal GD, h = 24, 2 draws: step 1: mixed (φ = 0.17 and 0.83, 1/2 draws)")
 
 
 def run(final, steps=4, diverged=None):

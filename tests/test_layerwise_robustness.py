@@ -33,6 +33,21 @@ def test_the_transition_needs_unequal_at_step_one_and_equal_at_every_later_step(
         rb.transition_holds({2: "equal"})
 
 
+def test_a_claim_about_later_steps_only_reads_those_steps():
+    prefs = {1: "mixed", 2: "equal"}
+    assert rb.claim_holds(prefs, (2,)) == "yes" and rb.transition_holds(prefs) == "not resolved"
+    assert rb.claim_holds({1: "unequal", 2: "unequal"}, (2,)) == "no"
+    assert rb.claim_holds({1: "unequal", 2: "mixed"}, (2,)) == "not resolved"
+    assert rb.claim_holds({1: "unequal", 2: "equal", 4: "diverged"}, (2, 4)) == "diverged"
+    assert rb.claim_holds({1: "unequal", 2: "equal", 4: "unequal"}, (1, 2)) == "yes"  # step 4 is not claimed
+    assert rb.claim_holds({1: "unequal", 2: "equal", 4: "unequal"}, (1, 2, 4)) == "no"
+    with pytest.raises(ValueError, match="must be among the checked steps"):
+        rb.claim_holds({1: "unequal", 2: "equal"}, (2, 4))
+    deep = [c for c in rb.robustness_cases(256) if c.setting.depth >= 4]
+    assert [c.claim_steps for c in deep] == [(2,), (2,)]
+    assert all(c.claim_steps == c.steps for c in rb.robustness_cases(256) if c.setting.depth < 4)
+
+
 def test_a_preference_is_mixed_when_one_draw_disagrees_and_diverged_from_the_step_a_draw_blows_up():
     bowl = (SPLITS - 0.5) ** 2
     test = np.stack([np.ones_like(SPLITS), 1 + bowl, 1 - bowl], axis=1)[:, :, None].repeat(3, axis=2)
@@ -119,3 +134,47 @@ def test_literal_gd_with_mild_label_noise_keeps_the_transition_at_small_width():
     prefs = {t: rb.preference(curve, t) for t in (1, 2)}
     assert prefs == {1: "unequal", 2: "equal"} and rb.transition_holds(prefs) == "yes"
     assert claims.midpoint_kind(curve.mean(2)) == "min"  # at step 1 the Gaussian curve is tilted, not peaked
+
+
+def test_the_plan_runs_every_case_at_the_simulation_width_and_the_many_step_gaussian_case_again_when_it_differs():
+    plan = rb.robustness_plan(256, 5, 1000, 1)
+    assert [(c.name, h, d) for c, h, d in plan[:-1]] == [(c.name, 256, 5) for c in rb.robustness_cases(256)]
+    wide, h, draws = plan[-1]
+    assert (wide.name, h, draws, wide.steps) == ("Gaussian, S = 0.85 h^1.5", 1000, 1, (1, 2, 4, 8))
+    assert wide.setting.budget == pytest.approx(0.85 * 1000**1.5)
+    assert len(rb.robustness_plan(1000, 5, 1000, 5)) == len(rb.robustness_cases(1000))  # the same run: once
+    with pytest.raises(ValueError, match="must be positive"):
+        rb.robustness_plan(256, 0, 1000, 1)
+
+
+def test_a_case_result_names_its_best_splits_agreeing_draws_and_diverged_runs():
+    steps = (1, 2)
+    bowl = (SPLITS - 0.5) ** 2
+    test = np.stack([np.ones_like(SPLITS), 1 - bowl, 1 + bowl], axis=1)[:, :, None].repeat(2, axis=2)
+    train = np.ones_like(test)
+    train[[0, 4], 2, 1] = np.inf  # two runs (splits 0.05 and 0.25, second draw) blow up at step 2
+    curve = rb.SplitCurve(Setting("linear", 2, "gaussian", 1.0), SPLITS, test, train, 2)
+    prefs = {t: rb.preference(curve, t) for t in steps}
+    r = rb.CaseResult(rb.Case("toy", "holds", curve.setting, steps), 64, curve, prefs, rb.transition_holds(prefs))
+    assert r.draws == 2 and r.transition == "diverged"
+    assert r.step_text(1) == "unequal (φ = 0.05 and 0.95, 2/2 draws)"
+    assert r.step_text(2) == "diverged (2 of 38 runs)"
+
+
+def test_run_case_checks_every_step_of_its_case_on_one_curve():
+    case = rb.Case("toy", "holds", Setting("linear", 2, "orthogonal", 0.85 * 32**1.5), (1, 2))
+    r = rb.run_case(case, 32, 2)
+    assert r.curve.test.shape == (rb.GRID_POINTS, 3, 2) and set(r.preferences) == {1, 2}
+    assert r.preferences == {t: rb.preference(r.curve, t) for t in (1, 2)}
+    assert r.transition == rb.transition_holds(r.preferences)
+
+
+def test_window_fits_fit_the_edges_of_each_width():
+    hs = np.array([256.0, 1024.0, 4096.0, 16384.0])
+    edges, lo, hi = rb.window_fits(3, hs)
+    assert edges == pytest.approx(np.array([rb.step2_window(3, h, 1e-3, 1e6) for h in hs]))
+    want = np.polyfit(np.log(hs), np.log(edges[:, 1]), 1)[0]
+    assert hi.slope == pytest.approx(want) and hi.n == 4 and lo.slope == pytest.approx(
+        np.polyfit(np.log(hs), np.log(edges[:, 0]), 1)[0])
+    with pytest.raises(ValueError, match="closed form at depths"):
+        rb.window_fits(4, hs)

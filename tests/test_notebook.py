@@ -43,6 +43,17 @@ def test_frames_explorer_embeds_every_frame_and_links_sliders():
         frames_explorer(render, {"a": [1], "b": [1], "c": [1]})
 
 
+def test_frames_explorer_opens_on_the_requested_frame():
+    s1, s2, outer = frames_explorer(render, {"a": [1, 2], "b": [10, 20, 30]}, start={"b": 20}).children
+    assert (s1.index, s2.index, outer.selected_index) == (0, 1, 1)
+    assert all(inner.selected_index == 0 for inner in outer.children)
+    s1, s2, outer = frames_explorer(render, {"a": [1, 2], "b": [10, 20, 30]}, start={"a": 2, "b": 30}).children
+    assert (s1.index, s2.index, outer.selected_index) == (1, 2, 2)
+    assert all(inner.selected_index == 1 for inner in outer.children)
+    with pytest.raises(ValueError, match=r"slider 'b' cannot open on 25; its values are \[10, 20, 30\]"):
+        frames_explorer(render, {"a": [1, 2], "b": [10, 20, 30]}, start={"b": 25})
+
+
 def test_below_prints_a_bound_under_the_floor_and_digits_above():
     from fibook.notebook import below
 

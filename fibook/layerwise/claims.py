@@ -5,8 +5,9 @@ its thresholds are named constants, stated in the docstring and in the chapter t
 tested just above and just below each threshold. ``paper`` says what Pang et al. (2026) report (or that they do
 not), ``ours`` the number measured on the chapter's page with the setting it was measured in.
 
-Chapters "Two steps, exactly" (:func:`two_steps_claims`), "Unequal first, equal next" (:func:`unequal_equal_claims`)
-and "A balancing scheduler" (:func:`scheduler_claims`):
+Chapters "Two steps, exactly" (:func:`two_steps_claims`), "Unequal first, equal next" (:func:`unequal_equal_claims`;
+its robustness rows read :func:`fibook.layerwise.robustness.transition_holds`) and "A balancing scheduler"
+(:func:`scheduler_claims`):
 
 =================================  ==========================================================================
 ``STEP1_SLOPE = -1.0``             the surrogate's step-1 error is O(1/h) when the fitted slope of log|gap|
@@ -24,6 +25,10 @@ and "A balancing scheduler" (:func:`scheduler_claims`):
 ``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
+``WINDOW_TOL = 0.1``               an edge of the step-2 window scales as h^e when the fitted slope of its
+                                   log on log h is within 0.1 of e and its 95 % interval is narrower than 0.1
+                                   (over the fitted widths, a factor 64, 0.1 in the exponent moves an edge by
+                                   a factor 1.5)
 =================================  ==========================================================================
 
 Along a split grid of a budget (odd length, midpoint ``eta1 = S/2`` in the middle) the equal split is a local
@@ -34,13 +39,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fibook.layerwise.closed_forms import best_splits
 from fibook.layerwise.scheduler import ScheduleRun
 from fibook.notebook import Claim, below
 from fibook.scales import Scale
+
+if TYPE_CHECKING:
+    from fibook.layerwise.robustness import CaseResult
 
 STEP1_SLOPE = -1.0
 STEP1_TOL = 0.2
@@ -50,6 +58,7 @@ SAME_TOL = 1e-9
 CONFIDENCE = 0.95
 MC_LEVEL = 0.05
 RATIO_TOL = 1e-6
+WINDOW_TOL = 0.1
 
 
 FIT_FROM = 256  # below this width the step-2 gap has not settled (it changes sign near h = 64)
@@ -180,44 +189,63 @@ def unequal_then_equal(losses: Iterable[np.ndarray]) -> bool:
                for loss in losses)
 
 
-def all_equal_best(eta1: np.ndarray, loss: np.ndarray, budget: float, depth: int) -> bool:
-    """True when the best split of a deep net's curve (:func:`fibook.layerwise.closed_forms.best_splits`; the
-    first layer gets ``eta1``, the other ``depth − 2`` layers share the rest) is one grid point, the one nearest
-    to the all-equal rate ``eta1 = S / (depth − 1)``."""
-    eta1 = np.asarray(eta1, dtype=float)
-    nearest = eta1[np.argmin(np.abs(eta1 - budget / (depth - 1)))]
-    return best_splits(eta1, loss, budget) == (float(nearest / budget),)
-
-
 def _yes(ok: bool) -> str:
     return "yes" if ok else "no"
 
 
+def window_verdict(fit: Slope, paper: float, derived: float) -> str:
+    """Does a fitted window edge scale as the paper's power ``h^paper``? :func:`scales_like` with ``WINDOW_TOL``:
+    ``yes`` when it does, ``no (∝ h^derived, as derived)`` when it scales as fibook's derived power instead, else
+    ``no`` (``not resolved`` when the fit's interval is too wide)."""
+    said = scales_like(fit, paper, WINDOW_TOL)
+    if said == "no" and scales_like(fit, derived, WINDOW_TOL) == "yes":
+        return f"no (∝ h^{derived:.2g}, as derived)"
+    return said
+
+
+def robustness_agrees(transition: str) -> str:
+    """The paper says the transition holds in a robustness setting; ours is the
+    :func:`fibook.layerwise.robustness.claim_holds` verdict on the steps its statement covers: ``yes``/``no`` as it
+    is, ``not resolved (draws disagree)``, or ``not resolved (a split diverged)`` (constant rates blew up before
+    the last step)."""
+    verdicts = {"yes": "yes", "no": "no", "not resolved": "not resolved (draws disagree)",
+                "diverged": "not resolved (a split diverged)"}
+    if transition not in verdicts:
+        raise ValueError(f"unknown transition verdict {transition!r}; expected one of {sorted(verdicts)}")
+    return verdicts[transition]
+
+
 def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
-                         gaussian: Mapping[float, np.ndarray],
-                         deep: Mapping[int, tuple[np.ndarray, np.ndarray, float]],
-                         window: np.ndarray) -> list[Claim]:
+                         windows: Mapping[int, tuple[Slope, Slope]], window_widths: Sequence[int],
+                         robust: Sequence[CaseResult]) -> list[Claim]:
     """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
-    run, the split grid and its (points, steps + 1) losses; :func:`unequal_then_equal`), the width window of the
-    closed form at h = 1000 (``window``: the per-layer rates where equal rates are a step-2 minimum; not stated by
-    the paper), the Gaussian setting (``gaussian``: step-2 curve per budget S / h^1.5; ours only) and the deep nets
-    (``deep``: per depth, split grid, step-2 losses and budget; :func:`all_equal_best`)."""
+    run, the split grid and its (points, steps + 1) losses; :func:`unequal_then_equal`); the paper's O(h) width
+    scaling against the step-2 window's edges at depths 2 and 3 (``windows``: per depth, the lower and upper
+    edges' :func:`log_slope` over ``window_widths``; :func:`window_verdict`, fibook's derivation giving h^1 at
+    depth 2's lower edge and h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
+    :func:`robustness_agrees` of each run's ``claim``)."""
     H, h = scale.layerwise.width, scale.layerwise.sim_width
     shapes = _yes(unequal_then_equal(loss for _, loss in literal.values()))
-    gauss = ", ".join(f"{midpoint_kind(curve)} at S = {kappa:g}h^1.5" for kappa, curve in gaussian.items())
-    return [
+    span = f"closed form, {len(window_widths)} widths h = {min(window_widths)}…{max(window_widths)}"
+    (lo2, hi2), (lo3, hi3) = windows[2], windows[3]
+    rows = [
         Claim("step 1: unequal rates are optimal (equal = max)", "qualitative (figures)",
               f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", shapes),
         Claim("step 2: equal rates are optimal (local min)", "qualitative (figures)",
               f"closed forms at h = {H}; literal GD at h = {h}", shapes),
-        Claim("width window of the step-2 optimum (depth 2)", "scalings, no number",
-              f"{window.min():.0f} ≤ η ≤ {window.max():.3g} at h = 1000 (closed form)", "not stated by the paper"),
-        Claim("Gaussian setting, large budget", "not discussed", f"step-2 midpoint: {gauss} (h = {h})",
-              "our own observation"),
-        Claim("4- and 8-layer nets: all-equal optimal at step 2", "qualitative (figures)",
-              f"literal GD, h = {h}, one network",
-              _yes(all(all_equal_best(e1, loss, budget, depth) for depth, (e1, loss, budget) in deep.items()))),
+        Claim("step-2 window: rates O(h), depth 2", "O(h)",
+              f"lower edge ∝ h^({lo2.text()}), upper ∝ h^({hi2.text()}) ({span})",
+              f"{window_verdict(lo2, 1.0, 1.0)} (lower edge)"),
+        Claim("step-2 window: rates O(h), depth 3", "O(h)",
+              f"lower edge ∝ h^({lo3.text()}), upper ∝ h^({hi3.text()}) ({span})",
+              f"{window_verdict(hi3, 1.0, 2 / 3)} (upper edge)"),
     ]
+    for r in robust:
+        steps = "; ".join(f"step {t}: {r.step_text(t)}" for t in r.case.steps)
+        draws = f"{r.draws} draw" + ("s" if r.draws != 1 else "")
+        rows.append(Claim(f"the transition holds: {r.case.name}", r.case.paper,
+                          f"literal GD, h = {r.h}, {draws}: {steps}", robustness_agrees(r.claim)))
+    return rows
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ Gaussian init and the ReLU net come with it). At each step the **preferred split
 the all-equal ``phi = 1/k``, else ``unequal``; it is ``mixed`` when the single draws do not all prefer what the
 mean prefers, and ``diverged`` when any draw had diverged by then at any split (:func:`preference`). The
 transition holds in a setting when step 1 prefers ``unequal`` and every later step checked prefers ``equal``; it
-is not resolved when a step is ``mixed`` (:func:`transition_holds`).
+is not resolved when a step is ``mixed`` (:func:`transition_holds`). Where the paper's statement covers fewer
+steps than are checked (the deep nets: equal rates best at step 2), its verdict reads only those
+(:func:`claim_holds`).
 
 The width window of the step-2 optimum is where the closed form's split curvature is positive at equal rates
 (:func:`step2_window`); its edges are fitted as powers of ``h`` (:func:`fibook.layerwise.claims.log_slope`).
@@ -23,10 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fibook.layerwise import simulation as sim
+from fibook.layerwise.claims import Slope, log_slope
 from fibook.layerwise.closed_forms import best_splits, split_curvature
 from fibook.layerwise.scheduler import EVAL_SEED, Setting, diverged_draws, run_schedule
 
 GRID_POINTS = 19  # phi = i / 20, i = 1..19: the paper's split grid
+WINDOW_WIDTHS = tuple(2**k for k in range(8, 15))  # h = 256 ... 16384, where the window's edges are fitted
+WINDOW_RANGE = {2: (1.0, 1e9), 3: (1e-3, 1e6)}  # per-layer rates searched; wider than the window at every width
 
 
 @dataclass(frozen=True)
@@ -103,14 +108,37 @@ def transition_holds(preferences: dict[int, str]) -> str:
     return "yes" if preferences[1] == "unequal" and all(p == "equal" for p in later) else "no"
 
 
+def claim_holds(preferences: dict[int, str], claimed: tuple[int, ...]) -> str:
+    """The paper's statement about the steps ``claimed``: :func:`transition_holds` on those steps when they include
+    step 1; otherwise (equal rates best at the later steps) ``yes`` when every claimed step prefers ``equal``, with
+    ``diverged`` and ``not resolved`` as there."""
+    missing = set(claimed) - set(preferences)
+    if not claimed or missing:
+        raise ValueError(f"claimed steps {claimed} must be among the checked steps {sorted(preferences)}")
+    said = {step: preferences[step] for step in claimed}
+    if 1 in said:
+        return transition_holds(said)
+    if "diverged" in said.values():
+        return "diverged"
+    if "mixed" in said.values():
+        return "not resolved"
+    return "yes" if all(p == "equal" for p in said.values()) else "no"
+
+
 @dataclass(frozen=True)
 class Case:
-    """One robustness setting: what the paper says about it, the setting and the steps checked."""
+    """One robustness setting: what the paper says about it, the setting, the steps checked and the steps the
+    paper's statement covers (``claimed``; all checked steps when empty)."""
 
     name: str
     paper: str
     setting: Setting
     steps: tuple[int, ...]
+    claimed: tuple[int, ...] = ()
+
+    @property
+    def claim_steps(self) -> tuple[int, ...]:
+        return self.claimed or self.steps
 
 
 def robustness_cases(h: int) -> list[Case]:
@@ -130,10 +158,10 @@ def robustness_cases(h: int) -> list[Case]:
              Setting("linear", 2, "gaussian", 1.4 * two), (1, 2)),
         Case("3-layer ReLU, S = √h", "holds beyond linear nets (secondary summaries; no setting public)",
              Setting("relu", 3, "gaussian", deep), (1, 2)),
-        Case("4-layer linear, S = 1.25 √h", "all-equal best at step 2", Setting("linear", 4, "orthogonal", 1.25 * deep),
-             (1, 2)),
-        Case("8-layer linear, S = 1.25 √h", "all-equal best at step 2", Setting("linear", 8, "orthogonal", 1.25 * deep),
-             (1, 2)),
+        Case("4-layer linear, S = 1.25 √h", "all-equal best at step 2 (step 1 not stated)",
+             Setting("linear", 4, "orthogonal", 1.25 * deep), (1, 2), (2,)),
+        Case("8-layer linear, S = 1.25 √h", "all-equal best at step 2 (step 1 not stated)",
+             Setting("linear", 8, "orthogonal", 1.25 * deep), (1, 2), (2,)),
     ]
 
 
@@ -151,3 +179,64 @@ def step2_window(depth: int, h: float, lo: float, hi: float, points: int = 4000)
     if np.count_nonzero(np.diff(inside.astype(int))) != 2:
         raise ValueError(f"the step-2 window of depth {depth}, h = {h} on [{lo}, {hi}] is not one interval")
     return float(eta[inside].min()), float(eta[inside].max())
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A :class:`Case` run at width ``h``: its split curve, the :func:`preference` per checked step and the
+    :func:`transition_holds` verdict over all of them; ``claim`` is :func:`claim_holds` on the paper's steps."""
+
+    case: Case
+    h: int
+    curve: SplitCurve
+    preferences: dict[int, str]
+    transition: str
+
+    @property
+    def draws(self) -> int:
+        return self.curve.test.shape[-1]
+
+    @property
+    def claim(self) -> str:
+        return claim_holds(self.preferences, self.case.claim_steps)
+
+    def step_text(self, step: int) -> str:
+        """``equal (φ = 0.50, 5/5 draws)``: the preference after ``step`` steps, the mean curve's best split(s)
+        and how many single draws prefer what the mean prefers; a diverged step counts its diverged runs."""
+        want = self.preferences[step]
+        if want == "diverged":
+            return f"diverged ({int(self.curve.diverged(step).sum())} of {self.curve.diverged(step).size} runs)"
+        best = " and ".join(f"{f:.2f}" for f in best_splits(self.curve.splits, self.curve.mean(step), 1.0))
+        mean = preferred(self.curve.splits, self.curve.mean(step), self.curve.equal)
+        return f"{want} (φ = {best}, {draws_agreeing(self.curve, step, mean)}/{self.draws} draws)"
+
+
+def run_case(case: Case, h: int, draws: int, seed: int = EVAL_SEED) -> CaseResult:
+    """:func:`split_curve` of ``case`` for its largest checked step, with its preferences and transition."""
+    curve = split_curve(case.setting, h, max(case.steps), draws, seed)
+    preferences = {step: preference(curve, step) for step in case.steps}
+    return CaseResult(case, h, curve, preferences, transition_holds(preferences))
+
+
+def robustness_plan(sim_width: int, draws: int, wide_width: int, wide_draws: int) -> list[tuple[Case, int, int]]:
+    """The (case, width, draws) runs of the robustness table: every :func:`robustness_cases` at ``sim_width`` with
+    ``draws`` draws, then the many-step Gaussian case (S = 0.85 h^1.5, steps 1, 2, 4, 8) again at ``wide_width``
+    with ``wide_draws`` draws, unless that is the same run."""
+    if min(sim_width, draws, wide_width, wide_draws) < 1:
+        raise ValueError(f"widths and draws must be positive, got sim_width={sim_width}, draws={draws}, "
+                         f"wide_width={wide_width}, wide_draws={wide_draws}")
+    plan = [(case, sim_width, draws) for case in robustness_cases(sim_width)]
+    if (wide_width, wide_draws) != (sim_width, draws):
+        (wide,) = [c for c in robustness_cases(wide_width) if max(c.steps) > 2]
+        plan.append((wide, wide_width, wide_draws))
+    return plan
+
+
+def window_fits(depth: int, widths=WINDOW_WIDTHS, points: int = 4000) -> tuple[np.ndarray, Slope, Slope]:
+    """The :func:`step2_window` edges of ``depth`` (searched over ``WINDOW_RANGE[depth]``) at each of ``widths``,
+    each fitted as a power of ``h`` (:func:`fibook.layerwise.claims.log_slope`): ``(edges, lower fit, upper
+    fit)``, ``edges`` (widths, 2)."""
+    if depth not in WINDOW_RANGE:
+        raise ValueError(f"the step-2 window has a closed form at depths {sorted(WINDOW_RANGE)}, got {depth!r}")
+    edges = np.array([step2_window(depth, h, *WINDOW_RANGE[depth], points) for h in widths])
+    return edges, log_slope(widths, edges[:, 0]), log_slope(widths, edges[:, 1])
