@@ -6,7 +6,7 @@ tested just above and just below each threshold. ``paper`` says what Pang et al.
 not), ``ours`` the number measured on the chapter's page with the setting it was measured in.
 
 Chapters "Two steps, exactly" (:func:`two_steps_claims`), "Unequal first, equal next" (:func:`unequal_equal_claims`;
-its robustness rows read :func:`fibook.layerwise.robustness.transition_holds`) and "A balancing scheduler"
+its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A balancing scheduler"
 (:func:`scheduler_claims`):
 
 =================================  ==========================================================================
@@ -203,16 +203,16 @@ def window_verdict(fit: Slope, paper: float, derived: float) -> str:
     return said
 
 
-def robustness_agrees(transition: str) -> str:
+def robustness_agrees(verdict: str) -> str:
     """The paper says the transition holds in a robustness setting; ours is the
     :func:`fibook.layerwise.robustness.claim_holds` verdict on the steps its statement covers: ``yes``/``no`` as it
     is, ``not resolved (draws disagree)``, or ``not resolved (a split diverged)`` (constant rates blew up before
     the last step)."""
     verdicts = {"yes": "yes", "no": "no", "not resolved": "not resolved (draws disagree)",
                 "diverged": "not resolved (a split diverged)"}
-    if transition not in verdicts:
-        raise ValueError(f"unknown transition verdict {transition!r}; expected one of {sorted(verdicts)}")
-    return verdicts[transition]
+    if verdict not in verdicts:
+        raise ValueError(f"unknown transition verdict {verdict!r}; expected one of {sorted(verdicts)}")
+    return verdicts[verdict]
 
 
 def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
