@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import io
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,11 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from fibook import style
 from fibook.scales import Scale, get_scale
 
 
 def setup(scale: str | None = None, seed: int = 0) -> Scale:
-    """Pin one thread per process, seed ``random``, numpy and torch, set plot defaults; return the scale.
+    """Pin one thread per process, seed ``random``, numpy and torch, set the book's figure style
+    (:mod:`fibook.style`, figures shown through :func:`fibook.style.figure_png`); return the scale.
 
     ``scale`` None reads ``$FIBOOK_SCALE`` (default ``book``).
     """
@@ -32,12 +33,8 @@ def setup(scale: str | None = None, seed: int = 0) -> Scale:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    import matplotlib as mpl
-
-    mpl.rcParams.update({
-        "figure.dpi": 90, "savefig.dpi": 90, "figure.figsize": (6.4, 3.8), "axes.grid": True,
-        "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False, "font.size": 10,
-    })
+    style.apply()
+    style.install()
     return get_scale(scale)
 
 
@@ -99,16 +96,6 @@ def claims_table(claims: Sequence[Claim]):
     show_table(claims_markdown_rows(claims))
 
 
-def figure_png(fig) -> bytes:
-    """A matplotlib figure as PNG bytes; the figure is closed."""
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence], *, formats=None, start=None):
     """A slider explorer over precomputed figures that needs no kernel.
 
@@ -135,10 +122,11 @@ def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence],
         fmt = formats.get(name, "{:g}")
         options = [(fmt.format(v), i) for i, v in enumerate(axes[name])]
         return W.SelectionSlider(options=options, value=opening[name], description=name, continuous_update=True,
-                                 layout=W.Layout(width="420px"))
+                                 style={"description_width": "initial"}, layout=W.Layout(width="420px"))
 
     def image(**values):
-        return W.Image(value=figure_png(render(**values)), format="png", layout=W.Layout(max_width="640px"))
+        return W.Image(value=style.figure_png(render(**values)), format="png",
+                       layout=W.Layout(max_width=f"{style.COLUMN_PX}px"))
 
     first = slider(names[0])
     if len(names) == 1:
@@ -157,11 +145,16 @@ def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence],
     return W.VBox([first, second, outer])
 
 
+LIVE_CLASS = "fibook-live"
+
+
 def live_explorer(render: Callable[..., object], **sliders):
     """An ipywidgets ``interact`` explorer that recomputes ``render(**values)`` for any slider position.
 
-    Needs a running kernel; in the static page it shows only its first figure. ``sliders`` are passed to
-    ``ipywidgets.interactive`` (e.g. ``alpha=FloatLogSlider(...)``).
+    Needs a running kernel. Its box carries the class :data:`LIVE_CLASS`: in the static page
+    (``_static/live_widgets.js``, ``_static/fibook.css``) its controls are disabled under a note, so no control
+    shows a value the stored figure beside it does not. ``sliders`` are passed to ``ipywidgets.interactive``
+    (e.g. ``alpha=FloatLogSlider(...)``).
     """
     import ipywidgets as W
     import matplotlib.pyplot as plt
@@ -170,4 +163,8 @@ def live_explorer(render: Callable[..., object], **sliders):
         render(**values)
         plt.show()
 
-    return W.interactive(show, **sliders)
+    box = W.interactive(show, **sliders)
+    box.add_class(LIVE_CLASS)
+    for control in box.children[:-1]:  # every control but the output: its whole name shown
+        control.style.description_width = "initial"
+    return box

@@ -60,8 +60,110 @@ function articleText(d) {
   return clone.innerText || clone.textContent;
 }
 
+// The text chunks (tEXt) of a PNG, read from its bytes: fibook.style writes what it measured of a figure there.
+async function pngText(src) {
+  const buf = await new Promise(resolve => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('GET', src);
+    xhr.responseType = 'arraybuffer';
+    xhr.onload = () => resolve(xhr.response);
+    xhr.onerror = () => resolve(null);
+    xhr.send();
+  });
+  const out = {};
+  if (!buf) return out;
+  const view = new DataView(buf);
+  const bytes = new Uint8Array(buf);
+  const latin1 = (a, b) => String.fromCharCode(...bytes.subarray(a, b));
+  if (bytes.length < 8 || latin1(1, 4) !== 'PNG') return out;
+  for (let at = 8; at + 8 <= bytes.length;) {
+    const length = view.getUint32(at);
+    const type = latin1(at + 4, at + 8);
+    if (type === 'tEXt') {
+      const data = latin1(at + 8, at + 8 + length);
+      const cut = data.indexOf('\0');
+      out[data.slice(0, cut)] = data.slice(cut + 1);
+    }
+    if (type === 'IEND') break;
+    at += 12 + length;
+  }
+  return out;
+}
+
+// Every figure the reader sees: its displayed width over its natural width, and what fibook.style measured of
+// it (smallest text, scaled to its displayed size; axis offset labels; overlapping texts). Hidden explorer
+// frames are skipped (they share the visible frame's size).
+async function figures(article) {
+  const out = [];
+  for (const img of article.querySelectorAll('img')) {
+    if (img.offsetParent === null || !img.naturalWidth) continue;
+    const meta = await pngText(img.src);
+    const ratio = img.getBoundingClientRect().width / img.naturalWidth;
+    const font = meta['fibook:smallest-font-px'];
+    const offsets = meta['fibook:offset-labels'];
+    out.push({
+      src: img.src.startsWith('blob:') ? 'explorer frame' : img.src.split('/').pop(),
+      natural: img.naturalWidth,
+      ratio: Math.round(ratio * 1000) / 1000,
+      font_px: font === undefined ? null : Math.round(parseFloat(font) * ratio * 10) / 10,
+      offset_labels: offsets === undefined ? null : parseInt(offsets),
+      overlaps: meta['fibook:text-overlaps'] === undefined ? null : meta['fibook:text-overlaps'],
+    });
+  }
+  return out;
+}
+
+function describe(e) {
+  const cls = typeof e.className === 'string' ? e.className.split(' ').filter(Boolean).slice(0, 2).join('.') : '';
+  const text = (e.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+  return `${e.tagName.toLowerCase()}${cls ? '.' + cls : ''}: ${text}`;
+}
+
+// Content cut off on the right: an element reaching past the article's right edge, or a box that hides part
+// of its content behind a horizontal scroll bar. Only the outermost offender of a subtree is reported.
+function overflows(article) {
+  const edge = article.getBoundingClientRect().right;
+  const found = [];
+  for (const e of article.querySelectorAll('*')) {
+    if (e.closest('mjx-assistive-mml') || found.some(f => f.contains(e))) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const style = getComputedStyle(e);
+    // inline boxes (inline math) are not scroll boxes: their scrollWidth counts italic overhang
+    const scrolls = !style.display.startsWith('inline') && ['auto', 'scroll', 'hidden'].includes(style.overflowX);
+    if ((scrolls && e.scrollWidth > e.clientWidth + 1) || r.right > edge + 1) found.push(e);
+  }
+  return found.map(describe).slice(0, 12);
+}
+
+// Kernel-only explorers (ipywidgets interact): in the static page every control must be disabled and the box
+// marked as live (it then carries its note), so no control shows a value the figure beside it does not.
+async function liveControls(d) {
+  const boxes = [...d.querySelectorAll('.widget-interact')];
+  const report = {boxes: boxes.length, marked: 0, controls: 0, enabled: 0, moved: 0};
+  for (const box of boxes) {
+    if (box.classList.contains('fibook-live')) report.marked += 1;
+    for (const select of box.querySelectorAll('select')) {
+      report.controls += 1;
+      if (!select.disabled) report.enabled += 1;
+    }
+    for (const slider of box.querySelectorAll('.widget-slider')) {
+      report.controls += 1;
+      const target = slider.querySelector('.noUi-target');
+      if (!(target && target.hasAttribute('disabled'))) report.enabled += 1;
+      const readout = slider.querySelector('.widget-readout');
+      const before = readout ? readout.textContent : null;
+      const handle = slider.querySelector('.noUi-handle');
+      if (handle) await press(handle, 'ArrowRight');
+      if (readout && readout.textContent !== before) report.moved += 1;
+    }
+  }
+  return report;
+}
+
 async function inspect(page) {
   const frame = document.getElementById('f');
+  console.log(`fibook-probe: page ${page}`);  // console lines after this one belong to this page
   await new Promise(resolve => { frame.onload = resolve; frame.src = page; });
   await sleep(window.SETTLE_MS);
   const d = frame.contentDocument;
@@ -81,6 +183,10 @@ async function inspect(page) {
     widget_errors: d.querySelectorAll('.jupyter-widgets-error, .widget-error').length,
     sliders: d.querySelectorAll('.widget-slider').length,
     explorers: await explorers(d),
+    live: await liveControls(d),
+    figures: article ? await figures(article) : [],
+    overflows: article ? overflows(article) : [],
+    article_width: article ? Math.round(article.getBoundingClientRect().width) : 0,
   };
 }
 

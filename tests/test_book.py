@@ -1,9 +1,13 @@
 """The rendered book: it builds without warnings, and every page shows what a reader uses, offline.
 
-The book is built once; headless Chromium (network cut) then opens every page of ``_toc.yml`` in turn through
-``tests/book_probe.js``, which reports per page: broken images, math left untypeset, raw TeX or error text in the
-prose, widget errors, and for each static explorer (``fibook.notebook.frames_explorer``) whether moving each of
-its sliders (key presses dispatched to the slider) switches the figure shown and moving it back restores it.
+The book is built once; headless Chromium (network cut, a 1280-px window) then opens every page of ``_toc.yml`` in
+turn through ``tests/book_probe.js``, which reports per page: broken images, math left untypeset, raw TeX or error
+text in the prose, widget errors, for each static explorer (``fibook.notebook.frames_explorer``) whether moving
+each of its sliders (key presses dispatched to the slider) switches the figure shown and moving it back restores
+it, whether kernel-only controls are inert, every shown figure's displayed/natural width and the measurements
+``fibook.style`` wrote into it (smallest text, offset labels, overlapping texts), any element cut off on the
+right, and console errors (from Chromium's log); the page's weight (HTML and images) is added here.
+``python tests/test_book.py _build/html`` prints the per-page table of these for a built book.
 A check of the rendered page is one more key in the probe's report and one more test here.
 
 Without Chromium the browser tests are skipped with the package to install, except under CI, where they fail.
@@ -19,6 +23,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from fibook import style
+from fibook.notebook import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -76,6 +83,68 @@ def test_pages_load_no_script_from_the_network(built_book):
         assert not remote, f"{page.name} loads scripts from the network: {remote}"
 
 
+VIEWPORT = 1280  # px: a laptop browser window, the width the book is read at
+MAX_PAGE_BYTES = 800 * 1024  # a page's HTML and images
+
+
+def page_weight(html_dir: Path, page: str) -> int:
+    """Bytes a reader downloads for a page beyond the theme's shared files: its HTML and the images it shows."""
+    path = html_dir / f"{page}.html"
+    total = path.stat().st_size
+    for src in set(re.findall(r'<img[^>]+src="([^"]+)"', path.read_text())):
+        if not src.startswith(("data:", "http")):
+            total += (path.parent / src).resolve().stat().st_size
+    return total
+
+
+CONSOLE_LINE = re.compile(r':CONSOLE[:(]\d+\)?\] "(.*)", source: (\S+)')
+CONSOLE_ERROR = re.compile(r"^Uncaught|Failed to load resource")
+
+
+def console_errors(stderr: str) -> dict[str, list[str]]:
+    """Uncaught exceptions and failed loads Chromium logged, per page (the probe logs which page comes next)."""
+    errors: dict[str, list[str]] = {}
+    page = None
+    for line in stderr.splitlines():
+        m = CONSOLE_LINE.search(line)
+        if not m:
+            continue
+        message = m.group(1)
+        if message.startswith("fibook-probe: page "):
+            page = message.removeprefix("fibook-probe: page ").removesuffix(".html")
+        elif page and CONSOLE_ERROR.search(message):
+            errors.setdefault(page, []).append(f"{message[:200]} ({m.group(2).rsplit('/', 1)[-1]})")
+    return errors
+
+
+def probe(html_dir: Path, profile: Path) -> dict[str, dict]:
+    """The probe's report of every page of the book built in ``html_dir``, keyed by page, with each page's
+    console errors (``console``) and weight in bytes (``weight``) added."""
+    shutil.copy(ROOT / "tests" / "book_probe.js", html_dir / "_probe.js")
+    wrapper = html_dir / "_probe.html"
+    wrapper.write_text(
+        '<!doctype html><html><body style="margin:0"><pre id="out">pending</pre>'
+        f'<iframe id="f" style="width:{VIEWPORT}px;height:3000px;border:0"></iframe>'
+        f"<script>window.PAGES = {json.dumps([f'{p}.html' for p in PAGES])}; window.SETTLE_MS = {SETTLE_MS};</script>"
+        '<script src="_probe.js"></script></body></html>')
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+           "--disable-background-networking", "--disable-component-update", "--allow-file-access-from-files",
+           f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", f"--window-size={VIEWPORT + 40},1000",
+           "--enable-logging=stderr", "--v=0",
+           f"--virtual-time-budget={(SETTLE_MS + 8000) * len(PAGES)}", "--dump-dom", wrapper.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    start = proc.stdout.find('<pre id="out">') + len('<pre id="out">')
+    raw = proc.stdout[start:proc.stdout.find("</pre>", start)]
+    assert raw.startswith("["), f"probe did not report: {raw!r}\n{proc.stderr[-2000:]}"
+    reports = json.loads(raw.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    errors = console_errors(proc.stderr)
+    out = {}
+    for r in reports:
+        page = r["page"].removesuffix(".html")
+        out[page] = r | {"console": errors.get(page, []), "weight": page_weight(html_dir, page)}
+    return out
+
+
 @pytest.fixture(scope="module")
 def rendered(built_book, tmp_path_factory):
     """The probe's report of every page, keyed by page."""
@@ -84,24 +153,7 @@ def rendered(built_book, tmp_path_factory):
             pytest.fail("Chromium is required in CI (Debian package 'chromium')")
         pytest.skip("Chromium not installed: the browser check needs Debian's package 'chromium' "
                     "(`make test` installs it when run as root)")
-    shutil.copy(ROOT / "tests" / "book_probe.js", built_book / "_probe.js")
-    probe = built_book / "_probe.html"
-    probe.write_text(
-        '<!doctype html><html><body><pre id="out">pending</pre>'
-        '<iframe id="f" style="width:1200px;height:3000px"></iframe>'
-        f"<script>window.PAGES = {json.dumps([f'{p}.html' for p in PAGES])}; window.SETTLE_MS = {SETTLE_MS};</script>"
-        '<script src="_probe.js"></script></body></html>')
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-           "--disable-background-networking", "--disable-component-update", "--allow-file-access-from-files",
-           f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
-           f"--virtual-time-budget={(SETTLE_MS + 5000) * len(PAGES)}", "--dump-dom", probe.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    start = proc.stdout.find('<pre id="out">') + len('<pre id="out">')
-    raw = proc.stdout[start:proc.stdout.find("</pre>", start)]
-    assert raw.startswith("["), f"probe did not report: {raw!r}\n{proc.stderr[-2000:]}"
-    reports = json.loads(raw.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
-    return {r["page"].removesuffix(".html"): r for r in reports}
+    return probe(built_book, tmp_path_factory.mktemp("chromium-profile"))
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -122,8 +174,66 @@ def test_every_static_explorer_switches_its_figure_when_a_slider_moves(rendered,
         assert box["switched"] == box["sliders"] and box["restored"] == box["sliders"], (page, box)
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_no_console_errors(rendered, page):
+    assert rendered[page]["console"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_nothing_in_the_article_is_cut_off_on_the_right(rendered, page):
+    assert rendered[page]["overflows"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_figure_is_shown_at_its_size_and_legible(rendered, page):
+    """Each image came through fibook.style.figure_png, is shown at min(1, column / natural width) of its size
+    (the column being fibook.style.ARTICLE_PX), its smallest text as shown is at least MIN_FONT_PX, and it has
+    no offset label and no overlapping texts."""
+    for f in rendered[page]["figures"]:
+        assert f["font_px"] is not None, (page, f)
+        assert f["ratio"] == pytest.approx(min(1, style.ARTICLE_PX / f["natural"]), abs=0.01), (page, f)
+        assert f["font_px"] >= style.MIN_FONT_PX and f["offset_labels"] == 0, (page, f)
+        assert f["overlaps"].startswith("0"), (page, f)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_kernel_only_controls_are_inert_in_the_static_page(rendered, page):
+    live = rendered[page]["live"]
+    assert live["marked"] == live["boxes"] and live["enabled"] == 0 and live["moved"] == 0, live
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_weight(rendered, page):
+    assert rendered[page]["weight"] <= MAX_PAGE_BYTES, f"{page}: {rendered[page]['weight'] / 1024:.0f} KB"
+
+
 def test_the_probe_sees_the_book_as_it_is(rendered):
     """The checks above can fail: the book has figures, typeset math and explorers for the probe to find."""
     assert sum(r["images"] for r in rendered.values()) >= 20
     assert sum(r["math"] for r in rendered.values()) >= 100
     assert sum(len(r["explorers"]) for r in rendered.values()) == sum(explorers_in(p) for p in PAGES) >= 8
+    assert sum(len(r["figures"]) for r in rendered.values()) >= 20
+    assert sum(r["live"]["boxes"] for r in rendered.values()) >= 5
+    assert all(r["article_width"] > style.ARTICLE_PX for r in rendered.values())
+
+
+def summary(reports: dict[str, dict]) -> str:
+    """The per-page table of what a reader gets: weight, figures, their smallest displayed/natural width and
+    smallest displayed text, overflowing elements, console errors."""
+    rows = []
+    for page, r in reports.items():
+        figs = r["figures"]
+        fonts = [f["font_px"] for f in figs if f["font_px"] is not None]
+        rows.append({"page": page.removeprefix("chapters/"), "KB": f"{r['weight'] / 1024:.0f}", "figures": len(figs),
+                     "min shown/natural": f"{min(f['ratio'] for f in figs):.2f}" if figs else "",
+                     "smallest text (px)": f"{min(fonts):.1f}" if fonts else ("unmeasured" if figs else ""),
+                     "cut off": len(r["overflows"]), "console errors": len(r["console"])})
+    return markdown_table(rows)
+
+
+if __name__ == "__main__":  # python tests/test_book.py BUILT_HTML_DIR: the table above for a built book
+    import tempfile
+
+    if CHROMIUM is None:
+        sys.exit("needs Chromium (Debian package 'chromium')")
+    print(summary(probe(Path(sys.argv[1]), Path(tempfile.mkdtemp()))))

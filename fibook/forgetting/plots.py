@@ -32,7 +32,7 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("initialization scale σ_w")
     ax.set_ylabel("test accuracy at the selected epoch (%)" if percent else "test accuracy")
-    ax.legend(fontsize=8)
+    ax.legend()
 
 
 def norm_trajectories(arm: Arm, ax) -> None:
@@ -42,8 +42,8 @@ def norm_trajectories(arm: Arm, ax) -> None:
         ax.plot(np.arange(len(curve)), curve, color=color, label=f"σ_w = {sigma:g}")
     ax.set_xlabel("epoch")
     ax.set_ylabel("‖W(t)‖ / ‖W(0)‖")
-    ax.set_title(arm.label, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_title(arm.label)
+    ax.legend()
 
 
 def learning_curves(record: Record, ax) -> None:
@@ -59,7 +59,7 @@ def learning_curves(record: Record, ax) -> None:
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 101)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
 
 
 def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | None = None,
@@ -94,4 +94,4 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     ax.set_xlabel(f"{clock} at the selected checkpoints")
     ax.set_ylabel("spread over σ_w (pp)")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(loc="upper right")

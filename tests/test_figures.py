@@ -1,0 +1,101 @@
+"""Every figure a chapter stores (inline outputs and explorer frames) came through fibook.style.figure_png and is
+legible at the book's column width: its smallest text, scaled to the width it is shown at, is at least
+``MIN_FONT_PX``; it shows no axis offset label; no two of its texts overlap.
+
+The browser test (tests/test_book.py) reads the same numbers from the rendered page beside each image's displayed
+width; this test reads them from the notebooks, without a browser, so it is the quick check while a chapter's
+figures are being laid out.
+"""
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from fibook import style
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").rglob("*.ipynb"))
+
+
+def stored_images(path: Path) -> list[tuple[str, bytes]]:
+    """(where, PNG bytes) of every image a notebook stores: cell outputs, then explorer frames (widget state)."""
+    nb = json.loads(path.read_text())
+    found = []
+    for i, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            if "image/png" in out.get("data", {}):
+                found.append((f"cell {i}", base64.b64decode(out["data"]["image/png"])))
+    state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for key, model in state.get("state", {}).items():
+        if model["model_name"] == "ImageModel":
+            for buf in model.get("buffers", []):
+                if buf["path"] == ["value"]:
+                    found.append((f"explorer frame {key[:8]}", base64.b64decode(buf["data"])))
+    return found
+
+
+def legibility(png: bytes) -> dict:
+    """What a reader gets of one stored image: its natural width, the width ratio it is shown at in the column,
+    and fibook.style's numbers (None where the image did not come through figure_png)."""
+    image = Image.open(io.BytesIO(png))
+    ratio = min(1.0, style.ARTICLE_PX / image.width)
+    font = image.text.get("fibook:smallest-font-px")
+    return {"width": image.width, "ratio": ratio,
+            "font_px": None if font is None else float(font) * ratio,
+            "offset_labels": image.text.get("fibook:offset-labels"),
+            "overlaps": image.text.get("fibook:text-overlaps")}
+
+
+def problems(path: Path) -> list[str]:
+    out = []
+    for where, png in stored_images(path):
+        r = legibility(png)
+        if r["font_px"] is None:
+            out.append(f"{where}: not drawn through fibook.style.figure_png (no measurements in the PNG)")
+            continue
+        if r["font_px"] < style.MIN_FONT_PX:
+            out.append(f"{where}: smallest text {r['font_px']:.1f} px as shown (natural width {r['width']} px)")
+        if r["offset_labels"] != "0":
+            out.append(f"{where}: {r['offset_labels']} axis offset label(s)")
+        if not r["overlaps"].startswith("0"):
+            out.append(f"{where}: overlapping texts {r['overlaps']}")
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[str(p.relative_to(ROOT / "chapters")) for p in CHAPTERS])
+def test_every_stored_figure_is_legible_at_the_column_width(path):
+    assert problems(path) == []
+
+
+def test_the_check_finds_a_figure_drawn_too_small_and_one_from_elsewhere(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context(style.RC):
+        fig, ax = plt.subplots(figsize=(13, 3))  # twice the column: shown at half size
+        ax.plot([0, 1])
+        small = style.figure_png(fig)
+        fig, ax = plt.subplots()
+        ax.plot([0, 1])
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+    nb = {"cells": [{"cell_type": "code", "source": [], "outputs": [
+        {"output_type": "display_data", "data": {"image/png": base64.b64encode(png).decode()}}]}
+        for png in (small, buf.getvalue())], "metadata": {}}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    found = problems(tmp_path / "nb.ipynb")
+    assert len(found) == 2
+    assert found[0].startswith("cell 0: smallest text") and "not drawn through" in found[1]
+
+
+if __name__ == "__main__":  # python tests/test_figures.py [NOTEBOOK ...]: the problems of each chapter
+    import sys
+
+    for p in [Path(a).resolve() for a in sys.argv[1:]] or CHAPTERS:
+        print(p.relative_to(ROOT), *problems(p) or ["ok"], sep="\n  ")
