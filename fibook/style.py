@@ -126,8 +126,14 @@ def install() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    import matplotlib.pyplot as plt  # noqa: F401  (the inline backend registers its own formatter on import)
+    import matplotlib
     from matplotlib.figure import Figure
+
+    import matplotlib.pyplot as plt
+
+    # loading the backend now (pyplot would load it at the first figure) lets Jupyter's inline backend register
+    # its PNG formatter as it loads; ours then replaces it
+    plt.switch_backend(matplotlib.get_backend())
 
     formatter = shell.display_formatter.formatters["image/png"]
     formatter.for_type(Figure, lambda fig: base64.b64encode(figure_png(fig, close=False)).decode("ascii"))
