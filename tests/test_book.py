@@ -237,3 +237,12 @@ if __name__ == "__main__":  # python tests/test_book.py BUILT_HTML_DIR: the tabl
     if CHROMIUM is None:
         sys.exit("needs Chromium (Debian package 'chromium')")
     print(summary(probe(Path(sys.argv[1]), Path(tempfile.mkdtemp()))))
+
+
+def test_every_bibliography_entry_is_cited():
+    """The bibliography page lists every entry of references.bib, so each must be cited somewhere."""
+    keys = re.findall(r"^@\w+\{([^,]+),", (ROOT / "references.bib").read_text(), re.M)
+    text = "\n".join(source_of(p).read_text() for p in PAGES)
+    cited = set(re.findall(r"\{cite:[pt]\}`([^`]+)`", text))
+    cited = {k.strip() for group in cited for k in group.split(",")}
+    assert keys and set(keys) <= cited, f"never cited: {sorted(set(keys) - cited)}"
