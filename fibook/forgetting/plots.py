@@ -1,7 +1,14 @@
 """Figures shared by the Part I chapters; each draws on a given matplotlib axis from :mod:`fibook.forgetting.analysis`
-arms, so a chapter composes them and nothing is plotted twice in two ways."""
+arms, so a chapter composes them and nothing is plotted twice in two ways.
+
+Figures are drawn for the book's column (:mod:`fibook.style`, constrained layout on). A legend never sits on the
+data: ``legend="below"`` puts it under the figure (a figure legend with the axis' entries, for a figure of one
+axis), ``"right"`` beside the axis, ``None`` leaves it to the chapter (:func:`figure_legend` gathers the entries of
+every axis of a stacked figure into one legend below it)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -13,44 +20,113 @@ from fibook.results import Record
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
 # The paper's quoted spreads on each clock (CIFAR-10, secondary summaries), drawn for their place on the axis
 PAPER_ANCHORS = {"T_SGD": ((7.3e-4, 26.5), (1.2e-2, 26.0)), "T_L2": ((9.36, 0.3),), "T_adapt": ()}
+# The k-th line of a figure with several: a marker and a line style of its own, so that two lines that coincide
+# are both seen
+ARM_MARKERS = ("o", "s", "^", "v", "D", "p", "h", "<")
+ARM_LINESTYLES = ("-", "--", "-.", ":")
+NEUTRAL = "0.35"  # the colour of legend entries that explain a marker rather than name a line
 
 
-def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True) -> None:
-    """Seed-mean selected test accuracy against sigma_w (log axis), seed min/max as bars; hollow markers where
-    some seed's selected checkpoint does not interpolate, crosses where some seed diverged."""
+def arm_style(k: int) -> dict:
+    """Marker and line style of the ``k``-th line of a figure (:data:`ARM_MARKERS`, :data:`ARM_LINESTYLES`)."""
+    return {"marker": ARM_MARKERS[k % len(ARM_MARKERS)], "ls": ARM_LINESTYLES[k % len(ARM_LINESTYLES)]}
+
+
+def dodge_factor(k: int, n: int, dodge: float = 0.015) -> float:
+    """The factor that shifts the ``k``-th of ``n`` lines along a log axis by ``dodge`` decades from its
+    neighbours, centred on the true values (1 for a single line), so that points that coincide stay visible."""
+    return 10 ** (dodge * (k - (n - 1) / 2)) if n > 1 else 1.0
+
+
+def place_legend(ax, where: str | None = "below", ncol: int = 1) -> None:
+    """The legend of ``ax`` off its data: ``"below"`` the figure (a figure legend of this axis' entries),
+    ``"right"`` beside the axis, ``"inside"`` matplotlib's best place, ``None`` none."""
+    if where is None:
+        return
+    if where == "below":
+        ax.figure.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=ncol)
+    elif where == "right":
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, ncol=ncol)
+    elif where == "inside":
+        ax.legend(ncol=ncol)
+    else:
+        raise ValueError(f"legend must be 'below', 'right', 'inside' or None, got {where!r}")
+
+
+def figure_legend(fig, ncol: int = 3) -> None:
+    """One legend below ``fig`` with the entries of all its axes, each label once (in order of appearance)."""
+    entries: dict[str, object] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol)
+
+
+def seeds_per_sigma(arm: Arm) -> int:
+    """The fewest seeds any sigma_w of ``arm`` has."""
+    return min(Counter(r.config.sigma_w for r in arm.records).values())
+
+
+def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str | None = "below",
+                      dodge: float = 0.015, ncol: int = 1) -> None:
+    """Seed-mean selected test accuracy against sigma_w (log axis), one marker and line style per arm
+    (:func:`arm_style`; with several arms each is shifted by ``dodge`` decades along sigma_w, :func:`dodge_factor`,
+    so that coinciding points stay visible); where an arm has several seeds at every sigma_w, their min/max as
+    capped bars (an arm of one seed has none); hollow markers where some seed's selected checkpoint does not
+    interpolate, crosses where some seed diverged. The legend (:func:`place_legend`) names the arms and explains
+    the markers and bars."""
     scale = 100 if percent else 1
-    for a in arm_list:
-        s = np.asarray(a.sigmas)
+    n = len(arm_list)
+    bars = False
+    hollow = crosses = False
+    for k, a in enumerate(arm_list):
+        s = np.asarray(a.sigmas) * dodge_factor(k, n, dodge)
         acc = scale * np.asarray(a.acc)
-        err = scale * np.vstack([np.asarray(a.acc) - a.acc_min, np.asarray(a.acc_max) - a.acc])
-        (line,) = ax.plot(s, acc, "-", label=f"{a.label}: spread {a.spread_pp:.1f} pp")
-        ax.errorbar(s, acc, yerr=err, fmt="none", ecolor=line.get_color(), alpha=0.5)
+        style = arm_style(k)
+        (line,) = ax.plot(s, acc, ls=style["ls"])
+        color = line.get_color()
+        ax.plot([], [], color=color, **style, label=f"{a.label}: spread {a.spread_pp:.1f} pp")
+        if seeds_per_sigma(a) > 1:
+            bars = True
+            err = scale * np.vstack([np.asarray(a.acc) - a.acc_min, np.asarray(a.acc_max) - a.acc])
+            ax.errorbar(s, acc, yerr=err, fmt="none", ecolor=color, elinewidth=1.2, capsize=4, capthick=1.2,
+                        zorder=3)
         for si, ai, interp, div in zip(s, acc, a.selected_interpolated, a.diverged, strict=True):
-            marker = "x" if div else "o"
-            face = line.get_color() if interp and not div else "white"
-            ax.plot([si], [ai], marker, color=line.get_color(), markerfacecolor=face)
+            hollow |= not interp and not div
+            crosses |= div
+            face = color if interp and not div else "white"
+            ax.plot([si], [ai], "x" if div else style["marker"], color=color, markerfacecolor=face, zorder=4)
+    if hollow:
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white",
+                label="hollow: a selected checkpoint < 99.5 % train")
+    if crosses:
+        ax.plot([], [], "x", color=NEUTRAL, label="×: some seed diverged")
+    if bars:
+        ax.plot([], [], "|", color=NEUTRAL, markersize=12, markeredgewidth=1.2, label="bars: min–max over seeds")
     ax.set_xscale("log")
     ax.set_xlabel("initialization scale σ_w")
     ax.set_ylabel("test accuracy at the selected epoch (%)" if percent else "test accuracy")
-    ax.legend()
+    place_legend(ax, legend, ncol)
 
 
-def norm_trajectories(arm: Arm, ax) -> None:
-    """||W(t)|| / ||W(0)|| per sigma_w over epochs."""
+def norm_trajectories(arm: Arm, ax, legend: str | None = "right") -> None:
+    """||W(t)|| / ||W(0)|| per sigma_w over epochs (one viridis colour per sigma_w, ascending)."""
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(arm.sigmas)))
     for (sigma, curve), color in zip(norm_ratio_curves(arm).items(), colors, strict=True):
         ax.plot(np.arange(len(curve)), curve, color=color, label=f"σ_w = {sigma:g}")
     ax.set_xlabel("epoch")
     ax.set_ylabel("‖W(t)‖ / ‖W(0)‖")
     ax.set_title(arm.label)
-    ax.legend()
+    place_legend(ax, legend)
 
 
-def learning_curves(record: Record, ax) -> None:
+def learning_curves(record: Record, ax, legend: str | None = "below") -> None:
     """Train / validation / test accuracy of one run over epochs, with the selected epoch and tau_interp marked."""
     h, s = record.history, record.summary
-    for key, label in (("train_acc", "train (eval mode)"), ("val_acc", "validation"), ("test_acc", "test")):
-        ax.plot(h["epoch"], 100 * np.asarray(h[key]), label=label)
+    # validation dashed and drawn over test: the two curves often coincide, and both stay visible
+    for key, label, ls, z in (("train_acc", "train (eval mode)", "-", 2), ("val_acc", "validation", "--", 3),
+                              ("test_acc", "test", "-", 2)):
+        ax.plot(h["epoch"], 100 * np.asarray(h[key]), ls=ls, zorder=z, label=label)
     if s.selected_epoch is not None:
         ax.axvline(s.selected_epoch, color="k", ls=":", lw=1, label=f"selected epoch {s.selected_epoch}")
     if s.tau_interp is not None:
@@ -59,11 +135,11 @@ def learning_curves(record: Record, ax) -> None:
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 101)
-    ax.legend(loc="lower right")
+    place_legend(ax, legend, ncol=3)
 
 
 def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | None = None,
-                   anchors: bool = True) -> None:
+                   anchors: bool = True, legend: str | None = "below") -> None:
     """Spread (mean +- std) against ``clock`` read at the selected checkpoints, one marker per mechanism
     (:data:`MECHANISM_MARKERS`; horizontal bars: the clock's range over the arm's runs), hollow where the
     selected predictor does not interpolate (left out of the trend); the least-squares non-increasing fit of the
@@ -79,7 +155,7 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     for name in dict.fromkeys(p.mechanism for p in pts):  # legend entries, filled, in order of appearance
         ax.plot([], [], MECHANISM_MARKERS[name], color=colors[name], label=name)
     if any(not p.included for p in pts):
-        ax.plot([], [], "o", color="0.4", markerfacecolor="white", label="left out (does not interpolate)")
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="left out (does not interpolate)")
     included = sorted((p for p in pts if p.included), key=lambda p: p.value)
     if len(included) >= 2:
         x = np.array([p.value for p in included])
@@ -94,4 +170,4 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     ax.set_xlabel(f"{clock} at the selected checkpoints")
     ax.set_ylabel("spread over σ_w (pp)")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
+    place_legend(ax, legend, ncol=3)
