@@ -127,9 +127,8 @@ def install() -> None:
     if shell is None:
         return
     import matplotlib
-    from matplotlib.figure import Figure
-
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     # loading the backend now (pyplot would load it at the first figure) lets Jupyter's inline backend register
     # its PNG formatter as it loads; ours then replaces it

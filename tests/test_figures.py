@@ -24,7 +24,9 @@ CHAPTERS = sorted((ROOT / "chapters").rglob("*.ipynb"))
 LAID_OUT = sorted(ROOT / "chapters" / c for c in (
     "intro.ipynb", "part1_forgetting/question.ipynb", "part1_forgetting/data_protocol.ipynb",
     "part1_forgetting/sgd_remembers.ipynb", "part1_forgetting/optimizers.ipynb", "part1_forgetting/depth.ipynb",
-    "part2_shape/diagonal_networks.ipynb"))
+    "part1_forgetting/time_lr_l2_batch.ipynb", "part2_shape/diagonal_networks.ipynb",
+    "part2_shape/beyond_mirror_descent.ipynb", "part3_layerwise/two_steps.ipynb",
+    "part3_layerwise/unequal_equal.ipynb", "part3_layerwise/scheduler.ipynb"))
 
 
 def stored_images(path: Path) -> list[tuple[str, bytes]]:
