@@ -26,7 +26,6 @@ import yaml
 
 from fibook import style
 from fibook.notebook import markdown_table
-from tests.test_figures import LAID_OUT
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -175,20 +174,17 @@ def test_every_static_explorer_switches_its_figure_when_a_slider_moves(rendered,
         assert box["switched"] == box["sliders"] and box["restored"] == box["sliders"], (page, box)
 
 
-LAID_OUT_PAGES = [p for p in PAGES if source_of(p) in LAID_OUT or source_of(p).suffix == ".md"]
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_no_console_errors(rendered, page):
     assert rendered[page]["console"] == []
 
 
-@pytest.mark.parametrize("page", LAID_OUT_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_nothing_in_the_article_is_cut_off_on_the_right(rendered, page):
     assert rendered[page]["overflows"] == []
 
 
-@pytest.mark.parametrize("page", LAID_OUT_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_every_figure_is_shown_at_its_size_and_legible(rendered, page):
     """Each image came through fibook.style.figure_png, is shown at min(1, column / natural width) of its size
     (the column being fibook.style.ARTICLE_PX), its smallest text as shown is at least MIN_FONT_PX, and it has
@@ -200,13 +196,13 @@ def test_every_figure_is_shown_at_its_size_and_legible(rendered, page):
         assert f["overlaps"].startswith("0"), (page, f)
 
 
-@pytest.mark.parametrize("page", LAID_OUT_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_kernel_only_controls_are_inert_in_the_static_page(rendered, page):
     live = rendered[page]["live"]
     assert live["marked"] == live["boxes"] and live["enabled"] == 0 and live["moved"] == 0, live
 
 
-@pytest.mark.parametrize("page", LAID_OUT_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_page_weight(rendered, page):
     assert rendered[page]["weight"] <= MAX_PAGE_BYTES, f"{page}: {rendered[page]['weight'] / 1024:.0f} KB"
 

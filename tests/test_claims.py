@@ -207,9 +207,9 @@ def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
     assert waiting.agrees == "not tested yet"
 
 
-def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1):
+def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1, wd=0.0):
     """A ClockPoint of an arm of ``spread`` pp on T_adapt, read at ``value`` (the whole run: ``run_value``)."""
-    a = arm(spread, optimizer, lr=lr, epochs=epochs, tau=tau)
+    a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau)
     return analysis.ClockPoint("x", a, "T_adapt", value, value, value, value if run_value is None else run_value,
                                analysis.spread_estimate(a, NOISE))
 
@@ -241,6 +241,11 @@ def test_equal_clock_pairs_collapse_when_their_spreads_agree_within_noise():
     apart = [same[0], point(5.0 - TWO_STD - EPS, 1.5, run_value=2.0, lr=5e-4, epochs=6)]
     other = [same[0], point(1.0, 1.0, run_value=2.0 * (1 + 1e-6), lr=5e-4, epochs=6)]
     assert len(analysis.equal_clock_pairs(same)) == 1 and analysis.equal_clock_pairs(other) == []
+    decay = [point(5.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01),  # the same sum of eta, another decay
+             point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.03)]
+    assert analysis.equal_clock_pairs(decay) == []
+    assert len(analysis.equal_clock_pairs([decay[0], point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01,
+                                                          lr=5e-4, epochs=6)])) == 1
     for pts, verdict in ((same, "yes"), (apart, "no")):
         (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("equal")]
         assert row.agrees == verdict and "T_adapt = 2 over each run" in row.ours

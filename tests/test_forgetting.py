@@ -163,3 +163,17 @@ def test_the_collapse_pools_every_experiments_runs_of_an_arm_on_the_quick_grid(t
     (row,) = analysis.selection_rows("seed_noise", "smoke")
     assert set(row) == {"arm", *(f"{s}: {k}" for s in analysis.SELECTIONS
                                  for k in ("spread (pp)", "epochs", "interpolating"))}
+
+
+def test_the_collapse_counts_an_arm_with_the_seeds_that_cover_its_grid(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    configs = runs("seed_noise", "smoke")  # seed 0 at both sigma_w, then seed 1
+    path = results.results_path("seed_noise", "smoke")
+    for c in configs[:3]:  # seed 1 has one sigma_w of two: still running
+        results.append_record(path, stored(c, "seed_noise"))
+    (point,) = analysis.collapse_points("smoke", "late", None)
+    assert {r.config.seed for r in point.arm.records} == {0} and len(point.arm.records) == 2
+    assert point.spread.seeds == 1
+    results.append_record(path, stored(configs[3], "seed_noise"))
+    (point,) = analysis.collapse_points("smoke", "late", None)
+    assert {r.config.seed for r in point.arm.records} == {0, 1} and point.spread.seeds == 2

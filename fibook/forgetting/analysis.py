@@ -500,32 +500,45 @@ def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: 
     """Every arm of Part I's experiments on ``arch`` (other architectures differ in more than their clocks) as a
     :class:`ClockPoint`, read by rule ``selection`` on the quick sigma_w grid that every experiment runs (so that
     every spread is over the same sigma_w), with the runs of all experiments pooled (an arm that ``seed_noise``
-    ran on three seeds has three). An arm counts once every seed it has covers the grid; it is labelled with the
-    first experiment that holds it. Ordered by clock, then by its value."""
+    ran on three seeds has three). An arm counts with the seeds that cover the whole grid (a seed still running
+    is left out until it does); it is labelled with the first experiment that holds it. Ordered by clock, then
+    by its value."""
     grid = set(grids(scale).quick_sigma_w)
     pooled: dict[str, Record] = {}
     first: dict[tuple, str] = {}
     for name in EXPERIMENTS:
         for r in load(name, scale):
-            if r.config.arch == arch and r.config.sigma_w in grid:
+            if r.config.arch == arch and r.config.sigma_w in grid and r.status in ("ok", "diverged"):
                 pooled.setdefault(r.id, r)
                 first.setdefault(arm_of(r.config), name)
-    points = []
-    for arm in arms(list(pooled.values()), ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection):
-        seeds = {r.config.seed for r in arm.records}
-        if set(arm.sigmas) == grid and len(arm.records) == len(grid) * len(seeds):
-            points.append(clock_point(first[arm_of(arm.config)], arm, noise))
+    covered: dict[tuple, set[float]] = defaultdict(set)
+    for r in pooled.values():
+        covered[arm_of(r.config), r.config.seed].add(r.config.sigma_w)
+    complete = [r for r in pooled.values() if covered[arm_of(r.config), r.config.seed] == grid]
+    points = [clock_point(first[arm_of(arm.config)], arm, noise)
+              for arm in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
     return sorted(points, key=lambda p: (p.clock, p.value))
+
+
+# The settings each clock is made of: two arms reach the same clock "by different routes" when they differ only in
+# these (T_SGD = sum eta^2 / b, T_L2 = lambda sum eta, T_adapt = sum eta; a length is a number of epochs).
+CLOCK_FACTORS = {"T_SGD": ("lr", "batch_size", "epochs"), "T_L2": ("lr", "weight_decay", "epochs"),
+                 "T_adapt": ("lr", "epochs")}
 
 
 def equal_clock_pairs(points: Sequence[ClockPoint]) -> list[tuple[ClockPoint, ClockPoint]]:
     """Pairs of arms of one mechanism whose whole runs reach the same clock (to 9 significant digits) by a
-    different learning rate, weight decay or length: the collapse test, equal clock, equal spread?"""
+    different route: they differ only in the settings the clock is made of (:data:`CLOCK_FACTORS`), so AdamW
+    arms that differ in their decay, which is not part of T_adapt, are not a pair. The collapse test: equal
+    clock, equal spread?"""
+    def rest(p: ClockPoint) -> tuple:
+        return tuple(kv for kv in arm_of(p.arm.config) if kv[0] not in CLOCK_FACTORS[p.clock])
+
     pairs = []
     for i, p in enumerate(points):
         for q in points[i + 1:]:
-            if (p.mechanism == q.mechanism and f"{p.run_value:.9g}" == f"{q.run_value:.9g}"
-                    and p.arm.config.batch_size == q.arm.config.batch_size):
+            if (p.mechanism == q.mechanism and p.clock == q.clock and f"{p.run_value:.9g}" == f"{q.run_value:.9g}"
+                    and rest(p) == rest(q)):
                 pairs.append((p, q))
     return pairs
 
