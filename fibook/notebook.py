@@ -126,7 +126,7 @@ def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence],
 
     def image(**values):
         return W.Image(value=style.figure_png(render(**values)), format="png",
-                       layout=W.Layout(max_width=f"{style.COLUMN_PX}px"))
+                       layout=W.Layout(max_width=f"{style.ARTICLE_PX}px"))
 
     first = slider(names[0])
     if len(names) == 1:

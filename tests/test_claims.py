@@ -64,7 +64,7 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
         "4.0 ± 0.5 pp (1 seed; seed_noise's std) (T_adapt = 0.167 at the selected checkpoints; 2 of 2 σ_w")
     long = by_claim["Adam at a longer clock largely erases it (η = 0.01, 6 epochs: T_adapt = 1 over the run; quick "
                     "σ_w grid)"]
-    assert "vs SGD 9.0 pp" in long.ours and long.agrees == "qualitatively"
+    assert "vs SGD 9.0 ± 0.5 pp (1 seed; seed_noise's std)" in long.ours and long.agrees == "qualitatively"
     same = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3)], "smoke", NOISE,
                                    long_clock=[arm(1.0, "adam", lr=1e-3)], quick_sgd=arm(9.0))
     assert not any("longer clock" in r.claim for r in same)  # not longer than the arm above: left out
@@ -73,6 +73,27 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
     assert "η/(1−μ) = 0.1" in by_claim["momentum SGD at the same raw η"].ours
     assert by_claim["adaptive methods drive the weights to a common norm"].ours == "R: Adam 0.20; SGD 1.00"
     assert claims.arm_key(arm(1.0, wd=0.06)) == "sgd+L2" and claims.arm_key(arm(1.0, "adamw", wd=0.01)) == "adamw"
+
+
+def test_a_method_with_seeds_on_the_quick_grid_is_judged_there_with_paired_seeds():
+    seeds = (0, 1, 2)
+    main = [arm(10.0), arm(4.0, "adam", lr=1e-3)]
+    # on the quick grid over three seeds: SGD 9, 9.2, 9.4 pp; Adam 4.4 pp below it at every seed (below half)
+    quick_sgd = arm((9.0, 9.2, 9.4), seeds=seeds)
+    below = arm((4.6 - EPS, 4.6 - EPS, 4.6 - EPS), "adam", lr=1e-3, seeds=seeds)
+    row = {r.claim: r for r in claims.optimizer_claims(main, "smoke", NOISE, quick_sgd=quick_sgd, quick=[below])}
+    adam = row["Adam largely erases the σ_w dependence"]
+    assert adam.ours.startswith("quick σ_w grid: 4.6 ± 0.0 pp (3 seeds; std over seeds)")
+    assert "vs SGD 9.2 ± 0.2 pp (3 seeds; std over seeds)" in adam.ours
+    assert adam.ours.endswith("4.0 pp on the main σ_w grid (1 seed)") and adam.agrees == "qualitatively"
+    above = arm((4.6 + EPS, 4.6 + EPS, 4.6 + EPS), "adam", lr=1e-3, seeds=seeds)  # not below half of 9.2
+    row = {r.claim: r for r in claims.optimizer_claims(main, "smoke", NOISE, quick_sgd=quick_sgd, quick=[above])}
+    assert row["Adam largely erases the σ_w dependence"].agrees == "no"
+    one_seed = arm(1.0, "adam", lr=1e-3)  # one seed on the quick grid: the main grid's arm decides
+    row = {r.claim: r for r in claims.optimizer_claims(main, "smoke", NOISE, quick_sgd=quick_sgd, quick=[one_seed])}
+    assert row["Adam largely erases the σ_w dependence"].ours.startswith("4.0 ± 0.5 pp (1 seed")
+    other = arm((1.0, 1.0, 1.0), "adam", lr=2e-3, seeds=seeds)  # another learning rate: not the same arm
+    assert claims.seeded_twin(main[1], [other]) is None
 
 
 def test_longer_training_keeps_the_spread_when_both_spreads_keep_more_than_half():

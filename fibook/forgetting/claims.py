@@ -58,6 +58,7 @@ from fibook.forgetting.analysis import (
     Difference,
     Finished,
     NoiseFloor,
+    arm_of,
     effective_lr,
     equal_clock_pairs,
     seed_spreads,
@@ -138,12 +139,26 @@ OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
 )
 
 
+def seeded_twin(a: Arm, quick: Sequence[Arm]) -> Arm | None:
+    """The arm of ``quick`` (arms on the quick sigma_w grid, seeds pooled over experiments) with ``a``'s settings
+    and two or more seeds; None when there is none yet."""
+    for q in quick:
+        if arm_of(q.config) == arm_of(a.config) and len({r.config.seed for r in q.records}) >= 2:
+            return q
+    return None
+
+
 def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | None,
-                     long_clock: Sequence[Arm] = (), quick_sgd: Arm | None = None) -> list[Claim]:
+                     long_clock: Sequence[Arm] = (), quick_sgd: Arm | None = None,
+                     quick: Sequence[Arm] = ()) -> list[Claim]:
     """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), the same for the
     ``long_clock`` arms (adaptive arms run to a longer clock on the quick sigma_w grid, ``adaptive_clock``; one
     no longer than the same method's arm above is left out) against ``quick_sgd`` (SGD on that grid), momentum
-    SGD (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so."""
+    SGD (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so.
+
+    A method whose arm also ran on the quick grid over several seeds (``quick``, :func:`seeded_twin`, from the
+    ``seeds`` experiment) is judged there, against ``quick_sgd``, with the per-seed spreads paired; its one-seed
+    spread on the main grid is quoted beside it."""
     by_key = {arm_key(a): a for a in arm_list}
     sgd = by_key["sgd"]
     sgd_spread = spread_estimate(sgd, noise)
@@ -151,8 +166,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     def ours(a: Arm, reference: Arm = sgd) -> str:
         clock, value = a.clock()
         return (f"{spread_estimate(a, noise)} ({clock} = {value:.3g} at the selected checkpoints; "
-                f"{interpolating(a)}) vs SGD {spread_estimate(reference, noise).mean:.1f} pp; "
-                f"{setting(a.config, scale)}")
+                f"{interpolating(a)}) vs SGD {spread_estimate(reference, noise)}; {setting(a.config, scale)}")
 
     claims = []
     for key, paper, claim in OPTIMIZER_CLAIMS:
@@ -160,7 +174,13 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         if a is None:
             claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested"))
             continue
-        claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise)))
+        q = seeded_twin(a, quick) if quick_sgd is not None else None
+        if q is None:
+            claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise)))
+        else:
+            main = f"{spread_estimate(a, noise).mean:.1f} pp on the main σ_w grid (1 seed)"
+            claims.append(Claim(claim, paper, f"quick σ_w grid: {ours(q, quick_sgd)}; {main}",
+                                erases(q, quick_sgd, noise)))
     for a in long_clock if quick_sgd is not None else ():
         short = by_key.get(arm_key(a))
         if short is not None and a.run_clock()[1] <= short.run_clock()[1]:

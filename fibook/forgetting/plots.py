@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fibook.forgetting.analysis import Arm, ClockPoint, norm_ratio_curves
-from fibook.forgetting.metrics import decreasing_fit
+from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
@@ -118,6 +118,28 @@ def norm_trajectories(arm: Arm, ax, legend: str | None = "right") -> None:
     ax.set_ylabel("‖W(t)‖ / ‖W(0)‖")
     ax.set_title(arm.label)
     place_legend(ax, legend)
+
+
+def test_curves(arm: Arm, ax, legend: str | None = "below") -> None:
+    """Test accuracy over epochs of each run of ``arm`` (one viridis colour per sigma_w, as
+    :func:`norm_trajectories`), each run's selected checkpoint as a dot; shaded: the epochs a run is read in
+    under rule ``late`` (its second half, :func:`fibook.forgetting.metrics.late_window_start`)."""
+    colors = dict(zip(arm.sigmas, plt.cm.viridis(np.linspace(0, 0.9, len(arm.sigmas))), strict=True))
+    seen = set()
+    for r, c in zip(arm.records, arm.checkpoints, strict=True):
+        sigma = r.config.sigma_w
+        ax.plot(r.history["epoch"], 100 * np.asarray(r.history["test_acc"]), color=colors[sigma], lw=1.2,
+                label=None if sigma in seen else f"σ_w = {sigma:g}")
+        seen.add(sigma)
+        if c is not None:
+            ax.plot([c.epoch], [100 * c.test_acc], "o", color=colors[sigma], markeredgecolor="k", zorder=3)
+    if arm.selection == "late":
+        ax.axvspan(late_window_start(arm.config.epochs) - 0.5, arm.config.epochs + 0.5, color="0.9", zorder=0,
+                   label="epochs read (second half)")
+    ax.plot([], [], "o", color=NEUTRAL, markeredgecolor="k", label="selected checkpoint")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("test accuracy (%)")
+    place_legend(ax, legend, ncol=3)
 
 
 def learning_curves(record: Record, ax, legend: str | None = "below") -> None:
