@@ -120,7 +120,7 @@ def norm_trajectories(arm: Arm, ax, legend: str | None = "right") -> None:
     place_legend(ax, legend)
 
 
-def test_curves(arm: Arm, ax, legend: str | None = "below") -> None:
+def curves_by_sigma(arm: Arm, ax, legend: str | None = "below") -> None:
     """Test accuracy over epochs of each run of ``arm`` (one viridis colour per sigma_w, as
     :func:`norm_trajectories`), each run's selected checkpoint as a dot; shaded: the epochs a run is read in
     under rule ``late`` (its second half, :func:`fibook.forgetting.metrics.late_window_start`)."""
