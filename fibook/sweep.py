@@ -225,6 +225,8 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     path = results.results_path(exp.name, scale_name)
     counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
     with results.writing(path):
+        # what this call keeps is counted in the file: Ctrl-C can land between a record's write and its count
+        before = len(results.read_records(path)) if path.exists() else 0
         p = plan(exp.name, scale_name, fuse)
         for record in p.reusable.values():
             results.append_record(path, dataclasses.replace(record, experiment=p.experiment))
@@ -240,7 +242,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
                     counts[record.status] += 1
                 bar.update(len(records))
         except KeyboardInterrupt:
-            raise SweepInterrupted(sum(counts.values()), path) from None
+            raise SweepInterrupted(len(results.read_records(path)) - before, path) from None
         finally:
             bar.close()
     return counts

@@ -380,6 +380,21 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
                                         "continue")
 
 
+@needs_fmnist
+def test_ctrl_c_between_a_records_write_and_its_count_still_counts_it(store, monkeypatch):
+    """A flaky report of the test above: Ctrl-C landed after a record was written but before it was counted."""
+    write = results.append_record
+
+    def write_then_interrupt(path, record):
+        write(path, record)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results, "append_record", write_then_interrupt)
+    with pytest.raises(sweep.SweepInterrupted) as stopped:
+        sweep.run_sweep("sgd_remembers", "smoke", progress=False)
+    assert stopped.value.kept == 1 == len(results.load("sgd_remembers", "smoke"))
+
+
 def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
     for scale in SCALE_NAMES:
         g = experiments.grids(scale)
