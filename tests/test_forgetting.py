@@ -177,3 +177,26 @@ def test_the_collapse_counts_an_arm_with_the_seeds_that_cover_its_grid(tmp_path,
     results.append_record(path, stored(configs[3], "seed_noise"))
     (point,) = analysis.collapse_points("smoke", "late", None)
     assert {r.config.seed for r in point.arm.records} == {0, 1} and point.spread.seeds == 2
+
+
+def test_direction_kept_reads_the_cosine_at_the_selected_checkpoint_of_the_runs_that_record_it():
+    def with_cosines(r, cosines):
+        return dataclasses.replace(r, history={**r.history, "init_cosine": cosines})
+
+    records = [with_cosines(rec(0.1, 0, 0.9, 1, 1.0), [1.0, 0.3, 0.1, 0.0]),  # selected epoch 1: 0.3
+               with_cosines(rec(0.1, 1, 0.9, 1, 1.0), [1.0, 0.5, 0.2, 0.0]),
+               with_cosines(rec(2.5, 0, 0.8, 1, 1.0), [1.0, 0.99, 0.98, 0.97]),
+               rec(2.5, 1, 0.8, 1, 1.0),  # trained before the geometry was recorded
+               rec(0.5, 0, 0.85, 1, 1.0)]
+    (arm,) = analysis.arms(records, selection="best")
+    kept = analysis.direction_kept(arm)
+    assert list(kept) == [0.1, 2.5]  # sigma_w = 0.5 has no run that records it
+    assert kept[0.1] == (pytest.approx(0.4), 2) and kept[2.5] == (pytest.approx(0.99), 1)
+
+    point = analysis.clock_point("x", arm, None)
+    assert analysis.spread_and_direction([point]) == [(pytest.approx(0.99), pytest.approx(point.spread.mean))]
+    (no_direction,) = analysis.arms([records[0], records[1], records[4]], selection="best")
+    assert analysis.spread_and_direction([analysis.clock_point("x", no_direction, None)]) == []  # largest: 0.5
+    unfitted = [with_cosines(rec(s, 0, 0.9, None, 1.0), [1.0, 0.5, 0.5, 0.5]) for s in (0.1, 2.5)]
+    (unfitted,) = analysis.arms(unfitted, selection="best")
+    assert analysis.spread_and_direction([analysis.clock_point("x", unfitted, None)]) == []  # does not interpolate

@@ -313,6 +313,24 @@ def norm_ratio_curves(arm: Arm) -> dict[float, np.ndarray]:
     return dict(sorted(curves.items()))
 
 
+def direction_kept(arm: Arm) -> dict[float, tuple[float, int]]:
+    """Per sigma_w, the cosine between the weights at each run's selected checkpoint and at initialization,
+
+        cos(W_t, W_0) = <W_t, W_0>_F / (||W_t||_F ||W_0||_F),
+
+    over all weight layers flattened into one vector (``init_cosine`` of the run's history,
+    :func:`fibook.forgetting.models.member_init_geometry`), averaged over the seeds whose history records it,
+    with their count. Runs trained before the geometry was recorded have none; a sigma_w none of whose runs has
+    it is left out. Radial memory (:attr:`Arm.radial_memory`) reads the norm; this reads the direction, which is
+    all that a BatchNorm'd layer's output depends on: 1 keeps the direction of W_0, 0 forgets it."""
+    found: dict[float, list[float]] = defaultdict(list)
+    for r, c in zip(arm.records, arm.checkpoints, strict=True):
+        cosines = (r.history or {}).get("init_cosine")
+        if c is not None and cosines:
+            found[r.config.sigma_w].append(float(cosines[c.epoch]))
+    return {s: (float(np.mean(v)), len(v)) for s, v in sorted(found.items())}
+
+
 def radial_memory_by_epoch(arm: Arm) -> np.ndarray:
     """R(t): the radial-memory slope recomputed at every epoch all sigma_w have recorded (R(0) = 1 exactly
     under common random numbers)."""
@@ -518,6 +536,19 @@ def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: 
     points = [clock_point(first[arm_of(arm.config)], arm, noise)
               for arm in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
     return sorted(points, key=lambda p: (p.clock, p.value))
+
+
+def spread_and_direction(points: Sequence[ClockPoint]) -> list[tuple[float, float]]:
+    """(cos(W_t, W_0) at the largest sigma_w of the arm, :func:`direction_kept`; spread mean) of every point
+    whose selected predictors interpolate and whose runs at that sigma_w record the direction: whether an arm's
+    spread goes with how much of the largest sigma_w's initial direction it keeps (fibook's question, not the
+    paper's)."""
+    out = []
+    for p in points:
+        kept = direction_kept(p.arm)
+        if p.included and max(p.arm.sigmas) in kept:
+            out.append((kept[max(p.arm.sigmas)][0], p.spread.mean))
+    return out
 
 
 # The settings each clock is made of: two arms reach the same clock "by different routes" when they differ only in

@@ -13,7 +13,7 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fibook.forgetting.analysis import Arm, ClockPoint, norm_ratio_curves
+from fibook.forgetting.analysis import Arm, ClockPoint, direction_kept, norm_ratio_curves
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.results import Record
 
@@ -107,6 +107,47 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str
     ax.set_xlabel("initialization scale σ_w")
     ax.set_ylabel("test accuracy at the selected epoch (%)" if percent else "test accuracy")
     place_legend(ax, legend, ncol)
+
+
+def direction_vs_sigma(arm_list: list[Arm], ax, legend: str | None = "below", ncol: int = 1) -> None:
+    """cos(W_t, W_0) at the selected checkpoints against sigma_w (log axis), one marker and line style per arm
+    (:func:`arm_style`), from :func:`fibook.forgetting.analysis.direction_kept`; the legend gives how many seeds
+    record it."""
+    for k, a in enumerate(arm_list):
+        kept = direction_kept(a)
+        seeds = sorted({n for _, n in kept.values()})
+        ax.plot(list(kept), [c for c, _ in kept.values()], **arm_style(k),
+                label=f"{a.label} ({'–'.join(map(str, seeds))} seed{'s' * (seeds != [1])})")
+    ax.set_xscale("log")
+    ax.set_xlabel("initialization scale σ_w")
+    ax.set_ylabel("cos(W, W₀) at the selected epoch")
+    ax.set_ylim(0, 1.02)
+    place_legend(ax, legend, ncol)
+
+
+def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "below") -> None:
+    """Spread (mean +- std) against cos(W_t, W_0) at the largest sigma_w of the grid
+    (:func:`fibook.forgetting.analysis.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
+    hollow where the selected predictor does not interpolate; points without that cosine are skipped."""
+    colors = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
+    shown = []
+    for p in points:
+        kept = direction_kept(p.arm)
+        if max(p.arm.sigmas) not in kept:
+            continue
+        c = colors[p.mechanism]
+        ax.errorbar([kept[max(p.arm.sigmas)][0]], [p.spread.mean], yerr=[p.spread.std],
+                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if p.included else "white",
+                    markersize=7, capsize=2)
+        shown.append(p.mechanism)
+    for name in dict.fromkeys(shown):
+        ax.plot([], [], MECHANISM_MARKERS[name], color=colors[name], label=name)
+    if any(not p.included for p in points):
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="does not interpolate")
+    ax.set_xlabel("cos(W, W₀) at the selected epoch, largest σ_w")
+    ax.set_ylabel("spread over σ_w (pp)")
+    ax.set_ylim(bottom=0)
+    place_legend(ax, legend, ncol=3)
 
 
 def norm_trajectories(arm: Arm, ax, legend: str | None = "right") -> None:
