@@ -61,10 +61,10 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
     assert by_claim["Adam largely erases the σ_w dependence"].agrees == "qualitatively"
     # the clock at the selected checkpoint (epoch 1 of 3), not the whole run's 0.5
     assert by_claim["Adam largely erases the σ_w dependence"].ours.startswith(
-        "4.0 ± 0.5 pp (1 seed; seed_noise's std) (T_adapt = 0.167 at the selected checkpoints; 2 of 2 σ_w")
+        "4.0 ± 0.5 pp (1 seed; pooled seed std) (T_adapt = 0.167 at the selected checkpoints; 2 of 2 σ_w")
     long = by_claim["Adam at a longer clock largely erases it (η = 0.01, 6 epochs: T_adapt = 1 over the run; quick "
                     "σ_w grid)"]
-    assert "vs SGD 9.0 ± 0.5 pp (1 seed; seed_noise's std)" in long.ours and long.agrees == "qualitatively"
+    assert "vs SGD 9.0 ± 0.5 pp (1 seed; pooled seed std)" in long.ours and long.agrees == "qualitatively"
     same = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3)], "smoke", NOISE,
                                    long_clock=[arm(1.0, "adam", lr=1e-3)], quick_sgd=arm(9.0))
     assert not any("longer clock" in r.claim for r in same)  # not longer than the arm above: left out

@@ -155,7 +155,7 @@ def test_the_collapse_pools_every_experiments_runs_of_an_arm_on_the_quick_grid(t
         for c in runs(name, "smoke"):
             results.append_record(results.results_path(name, "smoke"), stored(c, name))
     noise = analysis.noise_floor("smoke", "late")
-    assert noise is not None and noise.seeds == 2 and noise.n_test == 256
+    assert noise is not None and noise.seeds == 2 and noise.n_test == 256 and noise.spread_arms == 1
     (point,) = analysis.collapse_points("smoke", "late", noise)
     assert point.experiment == "sgd_remembers" and point.clock == "T_SGD"
     assert sorted({r.config.seed for r in point.arm.records}) == [0, 1] and not point.spread.borrowed

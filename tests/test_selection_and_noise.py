@@ -128,6 +128,16 @@ def test_spreads_carry_their_seed_std_or_borrow_the_noise_floors():
     assert math.isnan(analysis.spread_estimate(seeded([4.0]), None).std)
 
 
+def test_a_one_seed_error_bar_pools_the_seed_variance_of_every_multi_seed_arm():
+    arms = [seeded([4.0, 5.0, 6.0]), seeded([1.0, 1.0, 1.6, 2.2], optimizer="adam"), seeded([3.0], lr=0.1)]
+    std, used = analysis.pooled_spread_std(arms)
+    # by hand: variances 1.0 (2 dof) and 0.33 (3 dof: spreads 1, 1, 1.6, 2.2 have mean 1.45, squares 0.99 / 3)
+    assert used == 2 and std == pytest.approx(math.sqrt((2 * 1.0 + 0.99) / 5))
+    assert std == pytest.approx(math.sqrt((2 * np.var([4, 5, 6], ddof=1) + 3 * np.var([1, 1, 1.6, 2.2], ddof=1)) / 5))
+    nan, none = analysis.pooled_spread_std([seeded([3.0])])
+    assert math.isnan(nan) and none == 0
+
+
 def test_differences_are_paired_over_shared_seeds_and_unpaired_otherwise():
     noise = NoiseFloor(seed_std_pp=0.3, spread_std_pp=0.4, n_test=3000, seeds=3)
     a, b = seeded([4.0, 5.0, 6.5]), seeded([3.0, 4.5, 5.0], optimizer="adam")

@@ -396,12 +396,15 @@ class NoiseFloor:
     100 sqrt(p (1 - p) / n_test) the binomial error of a test set of n_test images. A spread over k sigma_w that do
     not matter at all is then d_k s on average (:func:`fibook.forgetting.metrics.expected_range`): the floor.
     ``spread_std_pp`` is the standard deviation over seeds of the spread itself, the error bar of an arm that ran
-    one seed."""
+    one seed: pooled over every arm of the scale that has two or more seeds on the quick grid (``seed_noise``'s
+    SGD arm and the ``seeds`` experiment's arms, :func:`pooled_arms`), sqrt(sum (n_i - 1) s_i^2 / sum (n_i - 1)),
+    since the seed-to-seed variation of a spread differs between optimizers; ``spread_arms`` of them."""
 
     seed_std_pp: float
     spread_std_pp: float
     n_test: int
     seeds: int
+    spread_arms: int = 1
 
     def accuracy_noise_pp(self, accuracy: float) -> float:
         return math.hypot(self.seed_std_pp, metrics.binomial_se_pp(accuracy, self.n_test))
@@ -412,23 +415,38 @@ class NoiseFloor:
 
 
 def noise_floor(scale: str, selection: str = "best") -> NoiseFloor | None:
-    """The :class:`NoiseFloor` of ``scale`` from its ``seed_noise`` arm read by rule ``selection``; None until
-    that arm has finished."""
+    """The :class:`NoiseFloor` of ``scale``: the per-sigma_w seed std from its ``seed_noise`` arm read by rule
+    ``selection``, the std of a one-seed spread pooled over every multi-seed arm (:func:`pooled_spread_std`); None
+    until the ``seed_noise`` arm has finished."""
     done = finished_arms("seed_noise", scale, ("lr",), selection)
     if not done.arms:
         return None
     (arm,) = done.arms
     variances = [v**2 for v in seed_std_pp(arm).values()]
-    per_seed = list(seed_spreads(arm).values())
-    return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))),
-                      spread_std_pp=float(np.std(per_seed, ddof=1)), n_test=arm.config.n_test or 0,
-                      seeds=len(per_seed))
+    std, arms_used = pooled_spread_std([a for _, a in pooled_arms(scale, selection)])
+    return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))), spread_std_pp=std,
+                      n_test=arm.config.n_test or 0, seeds=len(seed_spreads(arm)), spread_arms=arms_used)
+
+
+def pooled_spread_std(arm_list: Sequence[Arm]) -> tuple[float, int]:
+    """The pooled standard deviation of an arm's spread over seeds, sqrt(sum_i (n_i - 1) s_i^2 / sum_i (n_i - 1))
+    with s_i the sample std (ddof = 1) of the n_i per-seed spreads of arm i (:func:`seed_spreads`), over the arms
+    with n_i >= 2; and how many arms that is. (nan, 0) when no arm has two seeds."""
+    dof = total = 0.0
+    used = 0
+    for a in arm_list:
+        per_seed = list(seed_spreads(a).values())
+        if len(per_seed) >= 2:
+            dof += len(per_seed) - 1
+            total += (len(per_seed) - 1) * float(np.var(per_seed, ddof=1))
+            used += 1
+    return (math.sqrt(total / dof), used) if used else (math.nan, 0)
 
 
 @dataclass(frozen=True)
 class SpreadEstimate:
     """An arm's spread as mean +- std over seeds (the per-seed spreads of :func:`seed_spreads`); an arm with one
-    seed borrows the std of the scale's :class:`NoiseFloor` (``borrowed``)."""
+    seed borrows the pooled one-seed std of the scale's :class:`NoiseFloor` (``borrowed``)."""
 
     mean: float
     std: float
@@ -436,7 +454,7 @@ class SpreadEstimate:
     borrowed: bool
 
     def __str__(self) -> str:
-        source = "seed_noise's std" if self.borrowed else "std over seeds"
+        source = "pooled seed std" if self.borrowed else "std over seeds"
         return f"{self.mean:.1f} ± {self.std:.1f} pp ({self.seeds} seed{'s' * (self.seeds != 1)}; {source})"
 
 
@@ -514,13 +532,11 @@ def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None) -> ClockPoi
                       arm.run_clock()[1], spread_estimate(arm, noise))
 
 
-def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9") -> list[ClockPoint]:
-    """Every arm of Part I's experiments on ``arch`` (other architectures differ in more than their clocks) as a
-    :class:`ClockPoint`, read by rule ``selection`` on the quick sigma_w grid that every experiment runs (so that
-    every spread is over the same sigma_w), with the runs of all experiments pooled (an arm that ``seed_noise``
-    ran on three seeds has three). An arm counts with the seeds that cover the whole grid (a seed still running
-    is left out until it does); it is labelled with the first experiment that holds it. Ordered by clock, then
-    by its value."""
+def pooled_arms(scale: str, selection: str, arch: str = "resnet9") -> list[tuple[str, Arm]]:
+    """Every arm of Part I's experiments on ``arch`` read by rule ``selection`` on the quick sigma_w grid that
+    every experiment runs (so that every spread is over the same sigma_w), with the runs of all experiments pooled
+    (an arm that ``seed_noise`` ran on three seeds has three), each with the first experiment that holds it. An arm
+    counts with the seeds that cover the whole grid (a seed still running is left out until it does)."""
     grid = set(grids(scale).quick_sigma_w)
     pooled: dict[str, Record] = {}
     first: dict[tuple, str] = {}
@@ -533,8 +549,13 @@ def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: 
     for r in pooled.values():
         covered[arm_of(r.config), r.config.seed].add(r.config.sigma_w)
     complete = [r for r in pooled.values() if covered[arm_of(r.config), r.config.seed] == grid]
-    points = [clock_point(first[arm_of(arm.config)], arm, noise)
-              for arm in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
+    return [(first[arm_of(a.config)], a)
+            for a in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
+
+
+def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9") -> list[ClockPoint]:
+    """Every arm of :func:`pooled_arms` as a :class:`ClockPoint`, ordered by clock, then by its value."""
+    points = [clock_point(experiment, a, noise) for experiment, a in pooled_arms(scale, selection, arch)]
     return sorted(points, key=lambda p: (p.clock, p.value))
 
 
