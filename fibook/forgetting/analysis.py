@@ -321,8 +321,9 @@ def direction_kept(arm: Arm) -> dict[float, tuple[float, int]]:
     over all weight layers flattened into one vector (``init_cosine`` of the run's history,
     :func:`fibook.forgetting.models.member_init_geometry`), averaged over the seeds whose history records it,
     with their count. Runs trained before the geometry was recorded have none; a sigma_w none of whose runs has
-    it is left out. Radial memory (:attr:`Arm.radial_memory`) reads the norm; this reads the direction, which is
-    all that a BatchNorm'd layer's output depends on: 1 keeps the direction of W_0, 0 forgets it."""
+    it is left out. Radial memory (:attr:`Arm.radial_memory`) reads the norm; this reads the direction, all that
+    a convolution followed by BatchNorm passes on (the final Linear layer, not normalized, is in the vector too):
+    1 keeps the direction of W_0, 0 forgets it."""
     found: dict[float, list[float]] = defaultdict(list)
     for r, c in zip(arm.records, arm.checkpoints, strict=True):
         cosines = (r.history or {}).get("init_cosine")
