@@ -18,6 +18,7 @@ from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
+MECHANISM_COLORS = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
 # The paper's quoted spreads on each clock (CIFAR-10, secondary summaries), drawn for their place on the axis
 PAPER_ANCHORS = {"T_SGD": ((7.3e-4, 26.5), (1.2e-2, 26.0)), "T_L2": ((9.36, 0.3),), "T_adapt": ()}
 # The k-th line of a figure with several: a marker and a line style of its own, so that two lines that coincide
@@ -125,25 +126,32 @@ def direction_vs_sigma(arm_list: list[Arm], ax, legend: str | None = "below", nc
     place_legend(ax, legend, ncol)
 
 
+def sigma_colors(sigmas) -> dict[float, np.ndarray]:
+    """One viridis colour per sigma_w, ascending (shared by the per-sigma_w line plots)."""
+    return dict(zip(sigmas, plt.cm.viridis(np.linspace(0, 0.9, len(sigmas))), strict=True))
+
+
+def mechanism_points(ax, points: list[ClockPoint], x: list[float], xerr=None, hollow: str = "does not interpolate"
+                     ) -> None:
+    """Each point's spread (mean +- std) at ``x``, one marker and colour per mechanism, hollow where its selected
+    predictor does not interpolate; legend entries per mechanism (in order of appearance) and for ``hollow``."""
+    for i, p in enumerate(points):
+        c = MECHANISM_COLORS[p.mechanism]
+        ax.errorbar([x[i]], [p.spread.mean], yerr=[p.spread.std], xerr=None if xerr is None else xerr[i],
+                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if p.included else "white",
+                    markersize=7, capsize=2)
+    for name in dict.fromkeys(p.mechanism for p in points):
+        ax.plot([], [], MECHANISM_MARKERS[name], color=MECHANISM_COLORS[name], label=name)
+    if any(not p.included for p in points):
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label=hollow)
+
+
 def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "below") -> None:
     """Spread (mean +- std) against cos(W_t, W_0) at the largest sigma_w of the grid
     (:func:`fibook.forgetting.analysis.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
     hollow where the selected predictor does not interpolate; points without that cosine are skipped."""
-    colors = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
-    shown = []
-    for p in points:
-        kept = direction_kept(p.arm)
-        if max(p.arm.sigmas) not in kept:
-            continue
-        c = colors[p.mechanism]
-        ax.errorbar([kept[max(p.arm.sigmas)][0]], [p.spread.mean], yerr=[p.spread.std],
-                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if p.included else "white",
-                    markersize=7, capsize=2)
-        shown.append(p.mechanism)
-    for name in dict.fromkeys(shown):
-        ax.plot([], [], MECHANISM_MARKERS[name], color=colors[name], label=name)
-    if any(not p.included for p in points):
-        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="does not interpolate")
+    shown = [p for p in points if max(p.arm.sigmas) in direction_kept(p.arm)]
+    mechanism_points(ax, shown, [direction_kept(p.arm)[max(p.arm.sigmas)][0] for p in shown])
     ax.set_xlabel("cos(W, W₀) at the selected epoch, largest σ_w")
     ax.set_ylabel("spread over σ_w (pp)")
     ax.set_ylim(bottom=0)
@@ -152,9 +160,9 @@ def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "belo
 
 def norm_trajectories(arm: Arm, ax, legend: str | None = "right") -> None:
     """||W(t)|| / ||W(0)|| per sigma_w over epochs (one viridis colour per sigma_w, ascending)."""
-    colors = plt.cm.viridis(np.linspace(0, 0.9, len(arm.sigmas)))
-    for (sigma, curve), color in zip(norm_ratio_curves(arm).items(), colors, strict=True):
-        ax.plot(np.arange(len(curve)), curve, color=color, label=f"σ_w = {sigma:g}")
+    colors = sigma_colors(arm.sigmas)
+    for sigma, curve in norm_ratio_curves(arm).items():
+        ax.plot(np.arange(len(curve)), curve, color=colors[sigma], label=f"σ_w = {sigma:g}")
     ax.set_xlabel("epoch")
     ax.set_ylabel("‖W(t)‖ / ‖W(0)‖")
     ax.set_title(arm.label)
@@ -165,7 +173,7 @@ def curves_by_sigma(arm: Arm, ax, legend: str | None = "below") -> None:
     """Test accuracy over epochs of each run of ``arm`` (one viridis colour per sigma_w, as
     :func:`norm_trajectories`), each run's selected checkpoint as a dot; shaded: the epochs a run is read in
     under rule ``late`` (its second half, :func:`fibook.forgetting.metrics.late_window_start`)."""
-    colors = dict(zip(arm.sigmas, plt.cm.viridis(np.linspace(0, 0.9, len(arm.sigmas))), strict=True))
+    colors = sigma_colors(arm.sigmas)
     seen = set()
     for r, c in zip(arm.records, arm.checkpoints, strict=True):
         sigma = r.config.sigma_w
@@ -209,16 +217,8 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     included arms' spreads on log clock (:func:`fibook.forgetting.metrics.decreasing_fit`), the noise floor as a
     band and the paper's anchors (:data:`PAPER_ANCHORS`) as stars."""
     pts = [p for p in points if p.clock == clock]
-    colors = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
-    for p in pts:
-        c = colors[p.mechanism]
-        ax.errorbar([p.value], [p.spread.mean], yerr=[p.spread.std], xerr=[[p.value - p.low], [p.high - p.value]],
-                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if p.included else "white",
-                    markersize=7, capsize=2)
-    for name in dict.fromkeys(p.mechanism for p in pts):  # legend entries, filled, in order of appearance
-        ax.plot([], [], MECHANISM_MARKERS[name], color=colors[name], label=name)
-    if any(not p.included for p in pts):
-        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label="left out (does not interpolate)")
+    mechanism_points(ax, pts, [p.value for p in pts], [[[p.value - p.low], [p.high - p.value]] for p in pts],
+                     hollow="left out (does not interpolate)")
     included = sorted((p for p in pts if p.included), key=lambda p: p.value)
     if len(included) >= 2:
         x = np.array([p.value for p in included])
