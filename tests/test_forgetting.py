@@ -74,12 +74,20 @@ def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
         analysis.load_arms("optimizers", "gpu")
 
 
-def test_momentum_sgd_is_timed_with_its_effective_step():
+def test_momentum_sgd_is_timed_with_its_raw_step_and_left_out_of_the_t_sgd_trend():
     records = [rec(0.1, 0, 0.9, 1, 1.0, optimizer="msgd"), rec(2.5, 0, 0.9, 1, 2.0, optimizer="msgd")]
     (arm,) = analysis.arms(records)
     key, value = arm.run_clock()
-    assert key == "T_SGD" and value == pytest.approx(1e-3 / (1 - 0.9) ** 2)
-    assert "effective" in analysis.summary_rows([arm])[0]["clock at the selected checkpoints (whole run)"]
+    assert key == "T_SGD" and value == pytest.approx(1e-3)  # sum eta^2 / b as recorded, eta = 0.01 the raw step
+    assert analysis.summary_rows([arm])[0]["clock at the selected checkpoints (whole run)"].endswith(
+        "(raw η; effective step η/(1−μ) = 0.1)")
+    point = analysis.clock_point("optimizers", arm, None)
+    assert arm.interpolates_at_selection and not point.included
+    assert point.left_out == "momentum SGD: not a mechanism T_SGD is defined for"
+    (sgd,) = analysis.arms([dataclasses.replace(r, config=dataclasses.replace(r.config, optimizer="sgd"))
+                            for r in records])
+    sgd_point = analysis.clock_point("optimizers", sgd, None)
+    assert sgd_point.included and sgd_point.left_out is None and sgd_point.value == point.value
     assert analysis.effective_lr(records[0].config) == pytest.approx(0.01 / (1 - 0.9))
     with_option = dataclasses.replace(records[0].config, options={"momentum": 0.5})
     assert analysis.effective_lr(with_option) == pytest.approx(0.02)
@@ -200,3 +208,19 @@ def test_direction_kept_reads_the_cosine_at_the_selected_checkpoint_of_the_runs_
     unfitted = [with_cosines(rec(s, 0, 0.9, None, 1.0), [1.0, 0.5, 0.5, 0.5]) for s in (0.1, 2.5)]
     (unfitted,) = analysis.arms(unfitted, selection="best")
     assert analysis.spread_and_direction([analysis.clock_point("x", unfitted, None)]) == []  # does not interpolate
+
+
+def test_the_borrowed_seed_std_pools_only_arms_whose_selected_predictors_interpolate(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+
+    def store(name, c, acc, tau):
+        r = dataclasses.replace(rec(c.sigma_w, c.seed, acc, tau, 1.0), config=c, id=run_id(c), experiment=name)
+        results.append_record(results.results_path(name, "smoke"), r)
+
+    for c in runs("seed_noise", "smoke"):  # SGD: spreads 1 and 3 pp over seeds 0 and 1, every run fits
+        store("seed_noise", c, 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5), 1)
+    other = [c for c in runs("seeds", "smoke") if c.optimizer == "adam"]
+    for c in other:  # Adam: spreads 0 and 10 pp, never fitting the training set
+        store("seeds", c, 0.8 - 0.1 * c.seed * (c.sigma_w > 0.5), None)
+    noise = analysis.noise_floor("smoke", "late")
+    assert noise.spread_arms == 1 and noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))

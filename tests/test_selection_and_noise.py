@@ -109,6 +109,7 @@ def test_the_noise_floor_is_the_expected_range_of_seed_and_test_noise():
     s = math.hypot(0.3, 100 * math.sqrt(0.88 * 0.12 / 3000))
     assert noise.floor_pp(3, 0.88) == pytest.approx(3 / math.sqrt(math.pi) * s, rel=1e-9)
     assert noise.floor_pp(5, 0.88) > noise.floor_pp(3, 0.88)
+    assert noise.seed_floor_pp(3) == pytest.approx(3 / math.sqrt(math.pi) * 0.3, rel=1e-9)
 
 
 def seeded(spreads, optimizer="sgd", lr=0.01):

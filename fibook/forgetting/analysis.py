@@ -100,12 +100,10 @@ def clock_key(config: TrainConfig) -> str:
 
 
 def forgetting_clock(config: TrainConfig, clocks: dict[str, float]) -> tuple[str, float]:
-    """The mechanism's clock (:func:`clock_key`) read from ``clocks`` (a run's, or a checkpoint's). An SGD-type
-    run with momentum mu is measured at its effective step eta / (1 - mu) (:func:`effective_lr`), so its T_SGD
-    is the recorded (raw-eta) value times 1 / (1 - mu)^2."""
+    """The mechanism's clock (:func:`clock_key`) read from ``clocks`` (a run's, or a checkpoint's), over the raw
+    step sizes: a momentum-SGD run's T_SGD uses its raw eta (the book's convention; the paper does not say how
+    momentum enters T_SGD), and :func:`effective_lr` gives the step it moves at."""
     key = clock_key(config)
-    if key == "T_SGD":
-        return key, clocks[key] / (1 - heavy_ball_momentum(config)) ** 2
     return key, clocks[key]
 
 
@@ -277,7 +275,8 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
             "selected epochs": f"{a.epoch_range()} of {a.config.epochs}",
             "radial memory R": f"{a.radial_memory:.2f}",
             "clock at the selected checkpoints (whole run)": f"{clock} = {value:.3g} ({a.run_clock()[1]:.3g})"
-                     + (" (effective η/(1−μ))" if a.config.optimizer == "msgd" else ""),
+                     + (f" (raw η; effective step η/(1−μ) = {effective_lr(a.config):g})"
+                        if heavy_ball_momentum(a.config) else ""),
         })
     return rows
 
@@ -392,14 +391,19 @@ class NoiseFloor:
     """How large a spread is by chance at one scale, from the ``seed_noise`` experiment (one arm, several seeds)
     and the size of the test set.
 
-    Each seed-mean accuracy Acc(sigma) carries noise of standard deviation s = sqrt(s_seed^2 + s_test^2): s_seed
-    the pooled per-sigma_w standard deviation over seeds (run-to-run variation: init and data order), s_test =
-    100 sqrt(p (1 - p) / n_test) the binomial error of a test set of n_test images. A spread over k sigma_w that do
-    not matter at all is then d_k s on average (:func:`fibook.forgetting.metrics.expected_range`): the floor.
+    A one-seed accuracy Acc(sigma) is taken to carry noise of standard deviation s = sqrt(s_seed^2 + s_test^2):
+    s_seed the pooled per-sigma_w standard deviation over seeds (run-to-run variation: init and data order, on the
+    one test set), s_test = 100 sqrt(p (1 - p) / n_test) the binomial error of drawing a test set of n_test images.
+    A spread over k sigma_w that do not matter at all is then d_k s on average
+    (:func:`fibook.forgetting.metrics.expected_range`): the floor. It treats the test-set term as independent
+    across sigma_w, which overstates it (every sigma_w is scored on the same images), so the floor is an upper
+    bound; ``seed_floor_pp`` is the part that run-to-run variation alone gives, d_k s_seed.
     ``spread_std_pp`` is the standard deviation over seeds of the spread itself, the error bar of an arm that ran
-    one seed: pooled over every arm of the scale that has two or more seeds on the quick grid (``seed_noise``'s
-    SGD arm and the ``seeds`` experiment's arms, :func:`pooled_arms`), sqrt(sum (n_i - 1) s_i^2 / sum (n_i - 1)),
-    since the seed-to-seed variation of a spread differs between optimizers; ``spread_arms`` of them."""
+    one seed: pooled over every arm of the scale that has two or more seeds on the quick grid and whose selected
+    predictors interpolate (``seed_noise``'s SGD arm and the ``seeds`` experiment's arms, :func:`pooled_arms`; the
+    arms an error bar is borrowed for in a verdict meet that condition too), sqrt(sum (n_i - 1) s_i^2 /
+    sum (n_i - 1)), since the seed-to-seed variation of a spread differs between optimizers; ``spread_arms`` of
+    them."""
 
     seed_std_pp: float
     spread_std_pp: float
@@ -411,20 +415,25 @@ class NoiseFloor:
         return math.hypot(self.seed_std_pp, metrics.binomial_se_pp(accuracy, self.n_test))
 
     def floor_pp(self, k: int, accuracy: float) -> float:
-        """The expected spread of k sigma_w values with no effect at a typical accuracy ``accuracy``."""
+        """The expected spread of k sigma_w values with no effect at a typical accuracy ``accuracy`` (an upper
+        bound: the test-set term counted as independent across sigma_w)."""
         return metrics.expected_range(k) * self.accuracy_noise_pp(accuracy)
+
+    def seed_floor_pp(self, k: int) -> float:
+        """The expected spread of k sigma_w values with no effect from run-to-run variation alone, d_k s_seed."""
+        return metrics.expected_range(k) * self.seed_std_pp
 
 
 def noise_floor(scale: str, selection: str = "best") -> NoiseFloor | None:
     """The :class:`NoiseFloor` of ``scale``: the per-sigma_w seed std from its ``seed_noise`` arm read by rule
-    ``selection``, the std of a one-seed spread pooled over every multi-seed arm (:func:`pooled_spread_std`); None
-    until the ``seed_noise`` arm has finished."""
+    ``selection``, the std of a one-seed spread pooled over every multi-seed arm whose selected predictors
+    interpolate (:func:`pooled_spread_std`); None until the ``seed_noise`` arm has finished."""
     done = finished_arms("seed_noise", scale, ("lr",), selection)
     if not done.arms:
         return None
     (arm,) = done.arms
     variances = [v**2 for v in seed_std_pp(arm).values()]
-    std, arms_used = pooled_spread_std([a for _, a in pooled_arms(scale, selection)])
+    std, arms_used = pooled_spread_std([a for _, a in pooled_arms(scale, selection) if a.interpolates_at_selection])
     return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))), spread_std_pp=std,
                       n_test=arm.config.n_test or 0, seeds=len(seed_spreads(arm)), spread_arms=arms_used)
 
@@ -502,11 +511,18 @@ def mechanism(config: TrainConfig) -> str:
     return "SGD + L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).label
 
 
+# The mechanisms whose arms count in each clock's trend: T_SGD is the clock of plain SGD (the paper does not say
+# how momentum enters it, so momentum SGD is drawn at its raw eta but not counted); Muon counts on T_adapt by the
+# book's reading of "adaptive preconditioning".
+CLOCK_MECHANISMS = {"T_SGD": ("SGD",), "T_L2": ("SGD + L2",), "T_adapt": ("Adam", "AdamW", "Muon")}
+
+
 @dataclass(frozen=True)
 class ClockPoint:
     """One arm on its mechanism's clock: the clock at its selected checkpoints (median, and the range over its
-    runs), the whole run's clock, and its spread with error bar. ``included``: the paper's condition holds
-    (every selected predictor interpolates), so the arm counts in the clock's trend."""
+    runs), the whole run's clock, and its spread with error bar. ``included``: the arm counts in the clock's
+    trend, as its mechanism is one the clock is defined for (:data:`CLOCK_MECHANISMS`) and the paper's condition
+    holds (every selected predictor interpolates); ``left_out`` says why not."""
 
     experiment: str
     arm: Arm
@@ -522,8 +538,15 @@ class ClockPoint:
         return mechanism(self.arm.config)
 
     @property
+    def left_out(self) -> str | None:
+        """None for an arm that counts in its clock's trend, else why it does not."""
+        if self.mechanism not in CLOCK_MECHANISMS[self.clock]:
+            return f"{self.mechanism}: not a mechanism {self.clock} is defined for"
+        return None if self.arm.interpolates_at_selection else "selected predictor does not interpolate"
+
+    @property
     def included(self) -> bool:
-        return self.arm.interpolates_at_selection
+        return self.left_out is None
 
 
 def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None) -> ClockPoint:
@@ -568,7 +591,7 @@ def spread_and_direction(points: Sequence[ClockPoint]) -> list[tuple[float, floa
     out = []
     for p in points:
         kept = direction_kept(p.arm)
-        if p.included and max(p.arm.sigmas) in kept:
+        if p.arm.interpolates_at_selection and max(p.arm.sigmas) in kept:
             out.append((kept[max(p.arm.sigmas)][0], p.spread.mean))
     return out
 

@@ -27,7 +27,8 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
                                    half of the shortest arm's selected and last-epoch spreads
 ``ERASED_PP = 1.0``                L2 erases the memory outright when the spread is below 1 pp; below
                                    ``ERASES_FRACTION`` of the baseline's it does so qualitatively
-``RANK_AGREES = 0.5``              spread rising with batch size: Spearman rank correlation above 0.5
+``RANK_AGREES = 0.5``              spread rising with batch size: Spearman rank correlation above 0.5, and the
+                                   largest batch's spread above the smallest's beyond noise
 ``LARGE_SPREAD_PP = 5.0``          low-learning-rate SGD "keeps a large spread" across sigma_w from 5 pp up
 ``RADIAL_KEPT = 0.8``              the final weight norm "stays tied to sigma_w" when R exceeds 0.8
 ``NOISE_MULTIPLE = 3.0``           a spread is "far larger than seed noise" when the seed-mean spread exceeds
@@ -48,6 +49,7 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -61,6 +63,7 @@ from fibook.forgetting.analysis import (
     arm_of,
     effective_lr,
     equal_clock_pairs,
+    heavy_ball_momentum,
     seed_spreads,
     seed_std_pp,
     setting,
@@ -68,7 +71,8 @@ from fibook.forgetting.analysis import (
     spread_difference,
     spread_estimate,
 )
-from fibook.forgetting.metrics import rank_correlation
+from fibook.forgetting.experiments import ADAM_LR, ADAMW_WEIGHT_DECAY, GRIDS, MUON_LR
+from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import Claim, below
 
@@ -126,6 +130,24 @@ def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
     return "qualitatively" if below_half and d.value > 0 and beyond_noise(d) else "no"
 
 
+# The paper's runs in the book's reconstruction of its setting (only T_SGD's two values are quoted; the rest are
+# the book's conventions): 312 steps an epoch at b = 128 for 300 epochs, (eta, lambda) per arm key (:func:`arm_key`)
+RECONSTRUCTED_STEPS = 312 * 300
+RECONSTRUCTED_RUNS = {"sgd": (GRIDS["paper"].sgd_lr, 0.0), "msgd": (GRIDS["paper"].sgd_lr, 0.0),
+                      "sgd+L2": GRIDS["paper"].l2, "adam": (ADAM_LR, 0.0), "adamw": (ADAM_LR, ADAMW_WEIGHT_DECAY),
+                      "muon": (MUON_LR, 0.0)}
+
+
+def reconstructed_clock(key: str) -> tuple[str, float]:
+    """The mechanism's clock of the paper's run of arm ``key`` in the book's reconstruction
+    (:data:`RECONSTRUCTED_RUNS`, :func:`fibook.forgetting.metrics.forgetting_clocks` over
+    :data:`RECONSTRUCTED_STEPS` constant steps at b = 128): T_SGD 7.3e-4 for SGD and momentum SGD (raw eta),
+    T_L2 9.36 for SGD + L2, T_adapt 93.6 for Adam and AdamW, 1,872 for Muon."""
+    lr, wd = RECONSTRUCTED_RUNS[key]
+    name = "T_L2" if key == "sgd+L2" else get_optimizer(key).clock
+    return name, forgetting_clocks([lr] * RECONSTRUCTED_STEPS, 128, wd)[name]
+
+
 def common_norm(adaptive: Sequence[Arm]) -> str:
     """``qualitatively`` when every adaptive arm's radial memory R is below ``COMMON_NORM_R``, else ``no``."""
     return "qualitatively" if all(a.radial_memory < COMMON_NORM_R for a in adaptive) else "no"
@@ -135,7 +157,8 @@ OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
     ("adam", "qualitative", "Adam largely erases the σ_w dependence"),
     ("adamw", "qualitative", "AdamW largely erases it too"),
     ("muon", "≈ 4.0 pp (secondary)", "Muon leaves a small spread"),
-    ("sgd+L2", "≈ 0.3 pp at η = λ = 1e-2, T_L2 = 9.36 (secondary)", "SGD + L2 at a large T_L2 forgets"),
+    ("sgd+L2", "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)",
+     "SGD + L2 at a large T_L2 forgets"),
 )
 
 
@@ -154,7 +177,8 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), the same for the
     ``long_clock`` arms (adaptive arms run to a longer clock on the quick sigma_w grid, ``adaptive_clock``; one
     no longer than the same method's arm above is left out) against ``quick_sgd`` (SGD on that grid), momentum
-    SGD (not in the paper) and the common-norm claim (:func:`common_norm`). An arm not run yet says so.
+    SGD (not in the paper) and the common-norm claim (:func:`common_norm`), on the main grid and on the long-clock
+    Adam and AdamW arms. An arm not run yet says so.
 
     A method whose arm also ran on the quick grid over several seeds (``quick``, :func:`seeded_twin`, from the
     ``seeds`` experiment) is judged there, against ``quick_sgd``, with the per-seed spreads paired; its one-seed
@@ -181,27 +205,41 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
             main = f"{spread_estimate(a, noise).mean:.1f} pp on the main σ_w grid (1 seed)"
             claims.append(Claim(claim, paper, f"quick σ_w grid: {ours(q, quick_sgd)}; {main}",
                                 erases(q, quick_sgd, noise)))
+    longer = []
     for a in long_clock if quick_sgd is not None else ():
         short = by_key.get(arm_key(a))
         if short is not None and a.run_clock()[1] <= short.run_clock()[1]:
             continue  # no longer than the arm above
+        longer.append(a)
         clock, value = a.run_clock()
         name = get_optimizer(a.config.optimizer).label
+        paper_clock = reconstructed_clock(arm_key(a))[1]
         claims.append(Claim(f"{name} at a longer clock largely erases it (η = {a.config.lr:g}, {a.config.epochs} "
                             f"epochs: {clock} = {value:.3g} over the run; quick σ_w grid)",
-                            "qualitative (the paper's Adam: T_adapt = 93.6)", ours(a, quick_sgd),
-                            erases(a, quick_sgd, noise)))
+                            f"qualitative (T_adapt = {paper_clock:,.4g} in the book's reconstruction of the "
+                            "paper's run)", ours(a, quick_sgd), erases(a, quick_sgd, noise)))
     if "msgd" in by_key:
         m = by_key["msgd"]
+        raw, grow = m.run_clock()[1], 1 / (1 - heavy_ball_momentum(m.config)) ** 2
         claims.append(Claim("momentum SGD at the same raw η", "no number given",
-                            f"{spread_estimate(m, noise).mean:.1f} pp vs SGD {sgd_spread.mean:.1f} pp; effective "
-                            f"T_SGD = {m.run_clock()[1]:.3g} (η/(1−μ) = {effective_lr(m.config):g}) vs "
-                            f"{sgd.run_clock()[1]:.3g}", "n/a (not in the paper)"))
+                            f"{spread_estimate(m, noise).mean:.1f} pp vs SGD {sgd_spread.mean:.1f} pp; T_SGD = "
+                            f"{raw:.3g} over the run at the raw η, as SGD's {sgd.run_clock()[1]:.3g}, or "
+                            f"{raw * grow:.3g} at its effective step η/(1−μ) = {effective_lr(m.config):g}",
+                            "n/a (not in the paper)"))
+
+    def radial(arm_list: Sequence[Arm]) -> str:
+        return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, {a.config.epochs} epochs) "
+                         f"{a.radial_memory:.2f}" for a in arm_list)
+
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
-        radial = ", ".join(f"{get_optimizer(a.config.optimizer).label} {a.radial_memory:.2f}" for a in adaptive)
         claims.append(Claim("adaptive methods drive the weights to a common norm", "qualitative (secondary)",
-                            f"R: {radial}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive)))
+                            f"R: {radial(adaptive)}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive)))
+    adaptive_longer = [a for a in longer if a.config.optimizer in ("adam", "adamw")]
+    if adaptive_longer:
+        claims.append(Claim("adaptive methods drive the weights to a common norm, at the longer clocks above",
+                            "qualitative (secondary)", f"R on the quick σ_w grid: {radial(adaptive_longer)}; SGD "
+                            f"{quick_sgd.radial_memory:.2f}", common_norm(adaptive_longer)))
     return claims
 
 
@@ -215,12 +253,16 @@ def keeps_spread(short: Arm, long: Arm) -> str:
     return "qualitatively" if kept else "no"
 
 
-def l2_erases(base: Arm, both: Arm) -> str:
-    """:func:`condition` on both; then ``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp``
+def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> str:
+    """:func:`condition` on both; ``no: within noise`` unless the baseline's spread exceeds the L2 arm's beyond
+    noise (:func:`beyond_noise`); then ``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp``
     below ``ERASES_FRACTION`` of the baseline's spread; else ``no``."""
     unmet = condition(base, both)
     if unmet:
         return unmet
+    d = spread_difference(base, both, noise)
+    if not (d.value > 0 and beyond_noise(d)):
+        return "no: within noise"
     if both.spread_pp < ERASED_PP:
         return "yes"
     ratio = both.spread_pp / base.spread_pp
@@ -261,9 +303,12 @@ def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
     return "yes" if d.value > 0 else "no: L2 raised the spread"
 
 
-def rises_with_batch(rho: float | None) -> str:
-    """``qualitatively`` when the rank correlation of spread with batch size exceeds ``RANK_AGREES``."""
-    return "qualitatively" if rho is not None and rho > RANK_AGREES else "no"
+def rises_with_batch(rho: float | None, rise: Difference | None) -> str:
+    """``qualitatively`` when the rank correlation of spread with batch size exceeds ``RANK_AGREES`` and the
+    spread at the largest batch exceeds the one at the smallest beyond noise (``rise``, :func:`beyond_noise`);
+    else ``no``."""
+    grows = rise is not None and rise.value > 0 and beyond_noise(rise)
+    return "qualitatively" if rho is not None and rho > RANK_AGREES and grows else "no"
 
 
 def _row(claim: str, paper: str, finished: Finished, needed: bool, ours: Callable[[], tuple[str, str]]) -> Claim:
@@ -307,8 +352,10 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest)
 
     def large_rate_l2():
-        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.run_clock()[1]:.3g}; {interpolating(both)}) "
-                f"vs {base.label}: {base.spread_pp:.1f} pp ({where(l2, ('arch', 'epochs'))})"), l2_erases(base, both)
+        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.clock()[1]:.3g} at the selected checkpoints; "
+                f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp (difference "
+                f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
+            l2_erases(base, both, noise)
 
     def more_l2():
         per_row = "; ".join(f"{name}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp at λ = "
@@ -319,27 +366,31 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
         return (f"{control.label} → {strongest.label}: {control.spread_pp:.1f} → "
                 f"{strongest.spread_pp:.1f} pp (difference {spread_difference(control, strongest, noise)}; "
-                f"T_L2 = {strongest.run_clock()[1]:.3g}) ({where(l2_clock, ('arch',))})"), \
+                f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
             l2_lowers(control, strongest, noise)
 
     def batches():
         fit = [a for a in batch_arms if a.interpolates_at_selection]
         rho = rank_correlation([a.config.batch_size for a in fit], [a.spread_pp for a in fit])
+        rise = spread_difference(fit[-1], fit[0], noise) if len(fit) >= 2 else None
         left_out = [f"b = {a.config.batch_size}" for a in batch_arms if not a.interpolates_at_selection]
         return (", ".join(f"b = {a.config.batch_size}: {a.spread_pp:.1f} pp" for a in batch_arms)
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
+                + ("" if rise is None else f", largest − smallest b: {rise}")
                 + (f" ({', '.join(left_out)} left out: selected predictor does not interpolate)" if left_out else "")
-                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho)
+                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise)
 
     return [
-        _row("training much longer leaves the spread", "≈ 26 pp after 5,000 epochs vs 26.5 pp at 300", long,
+        _row("training much longer leaves the spread", "26.5 pp at 300 epochs, ≈ 26 pp after 5,000 (secondary)", long,
              len(long_arms) >= 2, longer),
-        _row("a larger learning rate with L2 erases the memory", "≈ 0.3 pp at η = λ = 1e-2 (T_L2 = 9.36)", l2,
+        _row("a larger learning rate with L2 erases the memory",
+             "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)", l2,
              bool(base and both), large_rate_l2),
         _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
              "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), more_l2),
         _row("the L2 term itself lowers the spread (against λ = 0 at the same η and length)",
-             "fibook's hypothesis: the paper credits a larger learning rate or L2, with no λ = 0 control reported",
+             "fibook's hypothesis: the paper credits a larger learning rate plus explicit L2; no λ = 0 control "
+             "is among the figures available here (abstract, secondary summaries)",
              l2_clock, bool(rows), l2_itself),
         _row("larger batches forget more slowly (larger spread)", "qualitative (secondary)", batch,
              len(batch_arms) >= 3, batches),
@@ -471,10 +522,11 @@ def collapses(d: Difference) -> str:
 
 
 CLOCK_CLAIMS = (
-    ("T_SGD", "larger batches (smaller T_SGD) forget more slowly; 26.5 pp at 7.3e-4 and ≈26 pp at 1.2e-2 "
-              "(secondary)"),
-    ("T_L2", "≈ 0.3 pp at T_L2 = 9.36 (secondary)"),
-    ("T_adapt", "the Adam family largely erases the dependence (T_adapt = 93.6 for its Adam run)"),
+    ("T_SGD", "each mechanism acts on a timescale set by its regularization (abstract); larger batches (smaller "
+              "T_SGD) forget more slowly (secondary); 26.5 pp at T_SGD = 7.3e-4, ≈ 26 pp at 1.2e-2 (secondary)"),
+    ("T_L2", "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)"),
+    ("T_adapt", "the Adam family largely erases the dependence (abstract; T_adapt = "
+                f"{reconstructed_clock('adam')[1]:.3g} for its Adam run in the book's reconstruction)"),
 )
 
 
@@ -495,8 +547,9 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
     rows = []
     for clock, paper in CLOCK_CLAIMS:
         pts, rho, drop = trend(points, clock, noise)
-        left_out = sum(1 for p in points if p.clock == clock and not p.included)
-        ours = (f"{len(pts)} arms ({left_out} left out: selected predictor does not interpolate); ρ = "
+        reasons = Counter(p.left_out for p in points if p.clock == clock and not p.included)
+        left_out = "; ".join(f"{n} left out: {why}" for why, n in reasons.items()) or "none left out"
+        ours = (f"{len(pts)} arms ({left_out}); ρ = "
                 + ("n/a" if rho is None else f"{rho:+.2f}")
                 + ("" if drop is None else f"; smallest − largest clock: {drop}"))
         rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
@@ -505,6 +558,7 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
         d = spread_difference(p.arm, q.arm, noise)
         rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
                           "the paper's organising idea (clocks, not epochs)",
-                          f"{p.clock} = {p.run_value:.3g} over each run: {p.spread.mean:.1f} vs {q.spread.mean:.1f} pp "
-                          f"(difference {d}) ({where})", condition(p.arm, q.arm) or collapses(d)))
+                          f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
+                          f"selected checkpoints): {p.spread.mean:.1f} vs {q.spread.mean:.1f} pp (difference {d}) "
+                          f"({where})", condition(p.arm, q.arm) or collapses(d)))
     return rows

@@ -131,18 +131,18 @@ def sigma_colors(sigmas) -> dict[float, np.ndarray]:
     return dict(zip(sigmas, plt.cm.viridis(np.linspace(0, 0.9, len(sigmas))), strict=True))
 
 
-def mechanism_points(ax, points: list[ClockPoint], x: list[float], xerr=None, hollow: str = "does not interpolate"
+def mechanism_points(ax, points: list[ClockPoint], x: list[float], filled: list[bool], hollow: str, xerr=None
                      ) -> None:
-    """Each point's spread (mean +- std) at ``x``, one marker and colour per mechanism, hollow where its selected
-    predictor does not interpolate; legend entries per mechanism (in order of appearance) and for ``hollow``."""
+    """Each point's spread (mean +- std) at ``x``, one marker and colour per mechanism, hollow where ``filled`` is
+    False; legend entries per mechanism (in order of appearance) and for ``hollow``."""
     for i, p in enumerate(points):
         c = MECHANISM_COLORS[p.mechanism]
         ax.errorbar([x[i]], [p.spread.mean], yerr=[p.spread.std], xerr=None if xerr is None else xerr[i],
-                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if p.included else "white",
+                    fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if filled[i] else "white",
                     markersize=7, capsize=2)
     for name in dict.fromkeys(p.mechanism for p in points):
         ax.plot([], [], MECHANISM_MARKERS[name], color=MECHANISM_COLORS[name], label=name)
-    if any(not p.included for p in points):
+    if not all(filled):
         ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label=hollow)
 
 
@@ -151,7 +151,8 @@ def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "belo
     (:func:`fibook.forgetting.analysis.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
     hollow where the selected predictor does not interpolate; points without that cosine are skipped."""
     shown = [p for p in points if max(p.arm.sigmas) in direction_kept(p.arm)]
-    mechanism_points(ax, shown, [direction_kept(p.arm)[max(p.arm.sigmas)][0] for p in shown])
+    mechanism_points(ax, shown, [direction_kept(p.arm)[max(p.arm.sigmas)][0] for p in shown],
+                     [p.arm.interpolates_at_selection for p in shown], "does not interpolate")
     ax.set_xlabel("cos(W, W₀) at the selected epoch, largest σ_w")
     ax.set_ylabel("spread over σ_w (pp)")
     ax.set_ylim(bottom=0)
@@ -212,13 +213,13 @@ def learning_curves(record: Record, ax, legend: str | None = "below") -> None:
 def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | None = None,
                    anchors: bool = True, legend: str | None = "below") -> None:
     """Spread (mean +- std) against ``clock`` read at the selected checkpoints, one marker per mechanism
-    (:data:`MECHANISM_MARKERS`; horizontal bars: the clock's range over the arm's runs), hollow where the
-    selected predictor does not interpolate (left out of the trend); the least-squares non-increasing fit of the
-    included arms' spreads on log clock (:func:`fibook.forgetting.metrics.decreasing_fit`), the noise floor as a
-    band and the paper's anchors (:data:`PAPER_ANCHORS`) as stars."""
+    (:data:`MECHANISM_MARKERS`; horizontal bars: the clock's range over the arm's runs), hollow where the arm is
+    left out of the trend (:attr:`~fibook.forgetting.analysis.ClockPoint.left_out`); the least-squares
+    non-increasing fit of the included arms' spreads on log clock (:func:`fibook.forgetting.metrics.decreasing_fit`),
+    the noise floor as a band and the paper's anchors (:data:`PAPER_ANCHORS`) as stars."""
     pts = [p for p in points if p.clock == clock]
-    mechanism_points(ax, pts, [p.value for p in pts], [[[p.value - p.low], [p.high - p.value]] for p in pts],
-                     hollow="left out (does not interpolate)")
+    mechanism_points(ax, pts, [p.value for p in pts], [p.included for p in pts], "left out of the trend",
+                     [[[p.value - p.low], [p.high - p.value]] for p in pts])
     included = sorted((p for p in pts if p.included), key=lambda p: p.value)
     if len(included) >= 2:
         x = np.array([p.value for p in included])
