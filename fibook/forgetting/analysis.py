@@ -191,7 +191,8 @@ class Arm:
 
     @property
     def interpolates_at_selection(self) -> bool:
-        """The paper's condition: at every sigma_w, every seed's selected predictor fits the training set."""
+        """The condition (the book's reading of the paper's headline runs, which all fit the training set): at every
+        sigma_w, every seed's selected predictor fits the training set."""
         return all(self.selected_interpolated)
 
     def selected_clocks(self) -> list[float]:
@@ -480,7 +481,8 @@ def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
 
 @dataclass(frozen=True)
 class Difference:
-    """A difference of two arms' spreads (pp) with its standard deviation: ``paired`` over the seeds both ran
+    """A difference of two arms' spreads (pp) with its standard error ``std`` (the standard deviation of the
+    estimated difference): ``paired`` over the seeds both ran
     (common random numbers: a seed fixes the init draw and the data order in every arm) when they share two or
     more, else from each arm's own error bar (:class:`SpreadEstimate`, the borrowed one for single-seed arms)."""
 
@@ -521,7 +523,7 @@ CLOCK_MECHANISMS = {"T_SGD": ("SGD",), "T_L2": ("SGD + L2",), "T_adapt": ("Adam"
 class ClockPoint:
     """One arm on its mechanism's clock: the clock at its selected checkpoints (median, and the range over its
     runs), the whole run's clock, and its spread with error bar. ``included``: the arm counts in the clock's
-    trend, as its mechanism is one the clock is defined for (:data:`CLOCK_MECHANISMS`) and the paper's condition
+    trend, as its mechanism is one the clock is defined for (:data:`CLOCK_MECHANISMS`) and the condition
     holds (every selected predictor interpolates); ``left_out`` says why not."""
 
     experiment: str

@@ -9,14 +9,15 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 :mod:`fibook.forgetting.analysis`. Three rules apply to every spread verdict before its threshold:
 
 * ``SELECTION = "late"``: the optimizers, time/LR/L2/batch and clocks chapters read every run at its lowest
-  validation loss over the run's second half (the paper's selected predictor must fit the training set, and a
+  validation loss over the run's second half (the selected predictor must fit the training set, and a
   40-epoch run's best validation loss often comes before it does; a long run's second half also lies after a
   short run's end, so training longer can change what is selected).
-* The paper's condition: a spread verdict needs every sigma_w's selected predictor to interpolate
-  (:func:`condition`); an arm that does not is shown and its row says "not tested".
-* ``NOISE_SIGMAS = 2.0``: a difference of spreads counts only beyond 2 standard deviations of the difference
+* The condition (the book's reading of the paper's headline runs, which all fit the training set): a spread
+  verdict needs every sigma_w's selected predictor to interpolate (:func:`condition`); an arm that does not is
+  shown and its row says "not tested".
+* ``NOISE_SIGMAS = 2.0``: a difference of spreads counts only beyond 2 standard errors of the difference
   (:func:`beyond_noise`, :func:`fibook.forgetting.analysis.spread_difference`: paired over shared seeds, else
-  each arm's own error bar).
+  from each arm's own error bar).
 
 =================================  ==========================================================================
 ``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
@@ -104,7 +105,7 @@ def interpolating(arm: Arm) -> str:
 
 
 def condition(*arm_list: Arm) -> str | None:
-    """None when the paper's condition holds for every arm (each sigma_w's selected predictor interpolates),
+    """None when the condition holds for every arm (each sigma_w's selected predictor interpolates),
     else the verdict that replaces the comparison: ``not tested: ... does not interpolate``."""
     failing = [a for a in arm_list if not a.interpolates_at_selection]
     if not failing:
@@ -115,7 +116,7 @@ def condition(*arm_list: Arm) -> str | None:
 
 
 def beyond_noise(d: Difference) -> bool:
-    """A difference counts when |d| exceeds ``NOISE_SIGMAS`` standard deviations of the difference."""
+    """A difference counts when |d| exceeds ``NOISE_SIGMAS`` standard errors of the difference (``d.std``)."""
     return abs(d.value) > NOISE_SIGMAS * d.std
 
 
