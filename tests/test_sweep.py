@@ -365,8 +365,9 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
     env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet",
            "--workers", str(workers)]
+    # Ctrl-C's default action, as in a terminal, even when this test runs as a background job (which ignores SIGINT)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     path = results.results_path("optimizers", "smoke")
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (path.exists() and path.read_bytes().count(b"\n") >= 1):
