@@ -224,3 +224,34 @@ def test_the_borrowed_seed_std_pools_only_arms_whose_selected_predictors_interpo
         store("seeds", c, 0.8 - 0.1 * c.seed * (c.sigma_w > 0.5), None)
     noise = analysis.noise_floor("smoke", "late")
     assert noise.spread_arms == 1 and noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))
+
+
+def test_the_direction_figures_share_each_mechanisms_colour_and_marker():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fibook.forgetting import plots
+
+    def arm(optimizer, lr):
+        records = [dataclasses.replace(r, history={**r.history, "init_cosine": [1.0, 0.5, 0.4, 0.3]})
+                   for r in (rec(0.1, 0, 0.9, 1, 1.0, optimizer=optimizer, lr=lr),
+                             rec(2.5, 0, 0.8, 1, 1.0, optimizer=optimizer, lr=lr))]
+        (a,) = analysis.arms(records)
+        return a
+
+    arms = [arm("adam", 1e-3), arm("msgd", 1e-2), arm("adam", 1e-2)]
+    fig, ax = plt.subplots()
+    plots.direction_vs_sigma(arms, ax, legend=None)
+    lines = ax.get_lines()
+    adam, momentum = plots.MECHANISM_COLORS["Adam"], plots.MECHANISM_COLORS["momentum SGD"]
+    assert [tuple(matplotlib.colors.to_rgba(ln.get_color())) for ln in lines] == [tuple(adam), tuple(momentum),
+                                                                                  tuple(adam)]
+    assert [ln.get_marker() for ln in lines] == ["^", "p", "^"]
+    assert [ln.get_linestyle() for ln in lines] == ["-", "-", "--"]  # the second Adam arm: a style of its own
+    # momentum SGD does not count on T_SGD, but its direction and spread are read like any fitted arm's
+    point = analysis.clock_point("x", arms[1], None)
+    assert not point.included and analysis.spread_and_direction([point]) == [(pytest.approx(0.5),
+                                                                              pytest.approx(point.spread.mean))]
+    plt.close(fig)

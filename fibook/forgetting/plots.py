@@ -13,7 +13,7 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fibook.forgetting.analysis import Arm, ClockPoint, direction_kept, norm_ratio_curves
+from fibook.forgetting.analysis import Arm, ClockPoint, direction_kept, mechanism, norm_ratio_curves
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.results import Record
 
@@ -111,14 +111,19 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str
 
 
 def direction_vs_sigma(arm_list: list[Arm], ax, legend: str | None = "below", ncol: int = 1) -> None:
-    """cos(W_t, W_0) at the selected checkpoints against sigma_w (log axis), one marker and line style per arm
-    (:func:`arm_style`), from :func:`fibook.forgetting.analysis.direction_kept`; the legend gives how many seeds
-    record it."""
-    for k, a in enumerate(arm_list):
+    """cos(W_t, W_0) at the selected checkpoints against sigma_w (log axis), from
+    :func:`fibook.forgetting.analysis.direction_kept`: the marker and colour of the arm's mechanism, as in
+    :func:`spread_vs_direction`, and a line style of its own among the arms of that mechanism; the legend gives how
+    many seeds record it."""
+    per_mechanism: Counter = Counter()
+    for a in arm_list:
+        name = mechanism(a.config)
         kept = direction_kept(a)
         seeds = sorted({n for _, n in kept.values()})
-        ax.plot(list(kept), [c for c, _ in kept.values()], **arm_style(k),
+        ax.plot(list(kept), [c for c, _ in kept.values()], marker=MECHANISM_MARKERS[name],
+                color=MECHANISM_COLORS[name], ls=ARM_LINESTYLES[per_mechanism[name] % len(ARM_LINESTYLES)],
                 label=f"{a.label} ({'–'.join(map(str, seeds))} seed{'s' * (seeds != [1])})")
+        per_mechanism[name] += 1
     ax.set_xscale("log")
     ax.set_xlabel("initialization scale σ_w")
     ax.set_ylabel("cos(W, W₀) at the selected epoch")
