@@ -121,7 +121,7 @@ def test_l2_erases_outright_below_one_pp_and_qualitatively_below_half_beyond_noi
     assert claims.l2_erases(base, arm(1.0 + EPS), NOISE) == "qualitatively: 10.0× smaller, not ≈ 0.3 pp"
     assert claims.l2_erases(base, arm(5.0 - EPS), NOISE).startswith("qualitatively: 2.0× smaller")
     assert claims.l2_erases(base, arm(5.0 + EPS), NOISE) == "no"
-    # below 1 pp, but the baseline exceeds it by less than 2 std of the difference
+    # below 1 pp, but the baseline exceeds it by less than 2 standard errors of the difference
     assert claims.l2_erases(arm(TWO_STD + 0.5 - EPS), arm(0.5), NOISE) == "no: within noise"
     assert claims.l2_erases(arm(TWO_STD + 0.5 + EPS), arm(0.5), NOISE) == "yes"
 
