@@ -2,7 +2,7 @@
 
 * :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the scale.
 * :func:`show_table` prints rows as a table; :func:`claims_table` prints the table every chapter ends with:
-  claim, the paper's number, ours, and whether they agree.
+  claim, the paper's number, ours, and whether they agree, and records its rows (:mod:`fibook.verdicts`).
 * :func:`below` prints a quantity that should vanish as a bound at a stated floor, so that no digit of
   rounding noise reaches a stored output.
 * :func:`frames_explorer` is a slider over precomputed figures that works in the static HTML page without a
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from fibook import style
 from fibook.scales import Scale, get_scale
+from fibook.verdicts import Claim, markdown_table, write_chapter
 
 
 def setup(scale: str | None = None, seed: int = 0) -> Scale:
@@ -38,20 +38,6 @@ def setup(scale: str | None = None, seed: int = 0) -> Scale:
     return get_scale(scale)
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One row of a chapter's comparison with its paper.
-
-    ``ours`` states the setting it was measured in (scale, dataset, model); ``agrees`` is a short verdict
-    (``yes``, ``no``, ``qualitatively``, ``not tested at this scale`` ...), never implied by formatting.
-    """
-
-    claim: str
-    paper: str
-    ours: str
-    agrees: str
-
-
 def below(value: float, floor: float) -> str:
     """A quantity that should vanish, printed against a stated floor: ``"< 1e-9"`` below it, else 2 digits.
 
@@ -67,17 +53,6 @@ def below(value: float, floor: float) -> str:
     return f"< 1e{exponent}" if abs(value) < floor else f"{value:.1e}"
 
 
-def markdown_table(rows: Sequence[Mapping[str, object]]) -> str:
-    """Rows of equal keys as a Markdown table (the keys of the first row are the header)."""
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    header = list(rows[0])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(r[k]) for k in header) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def show_table(rows: Sequence[Mapping[str, object]]):
     """Display rows as a Markdown table (it renders in the book and in Jupyter)."""
     from IPython.display import Markdown, display
@@ -91,8 +66,11 @@ def claims_markdown_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
              "agrees?": c.agrees} for c in claims]
 
 
-def claims_table(claims: Sequence[Claim]):
-    """Display the "claim | paper's number | ours | agrees?" table."""
+def claims_table(claims: Sequence[Claim], *, chapter: str | None = None, scale: str | None = None):
+    """Display the "claim | paper's number | ours | agrees?" table and write its rows as records to the verdict
+    file of ``scale`` under ``chapter`` (:func:`fibook.verdicts.write_chapter`)."""
+    if chapter is not None:
+        write_chapter(chapter, get_scale(scale).name, claims)
     show_table(claims_markdown_rows(claims))
 
 

@@ -1,0 +1,214 @@
+"""The book's verdicts as data: every row of a chapter's "claim | paper | ours | agrees?" table is a
+:class:`Claim` record, and every chapter that runs writes its rows to the verdict file of its scale.
+
+A record holds the claim, the paper's number, ours (with the setting it was measured in), the verdict text, the
+rule that decided it (the qualified name of the tested fibook function) with the values of the named thresholds
+it reads, and the ids of the results-store runs it read (none when the chapter computes its numbers itself). The
+verdict text begins with one of the words of :data:`VERDICTS`; :attr:`Claim.verdict` is that word, and it is what
+two scales are compared on (their numbers always differ).
+
+``data/verdicts/SCALE.json`` (under ``$FIBOOK_VERDICTS`` when set) holds ``{"scale": ..., "chapters": {NAME:
+[record, ...]}}``; a chapter replaces its own rows under a lock, so chapters executed side by side never lose
+each other's rows, and a file is rewritten only when its contents change. ``python -m fibook verdicts --scale X
+[--against book]`` prints a scale's rows, or only the rows whose verdict differs from another scale's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fibook.paths import verdicts_dir
+
+# The words a verdict text begins with, strongest agreement first. "own": a result of fibook's own, which the
+# paper does not state; "n/a": the claim is not the paper's (a control); "consistent": agrees by construction or
+# with numbers inferred from the paper's own figures.
+VERDICTS = ("yes", "qualitatively", "weakly", "partly", "consistent", "no", "not resolved", "not tested", "n/a",
+            "own")
+_LEAD = re.compile(r"^(not tested|not resolved|n/a|our own|yes|qualitatively|weakly|partly|consistent|no)\b")
+
+
+def verdict_class(agrees: str) -> str:
+    """The word of :data:`VERDICTS` that the verdict text ``agrees`` begins with ("our own ..." is ``own``).
+
+    >>> verdict_class("no: selected before it fits the training set")
+    'no'
+    """
+    m = _LEAD.match(agrees.strip())
+    if m is None:
+        raise ValueError(f"a verdict must begin with one of {', '.join(VERDICTS)} (or 'our own'); got {agrees!r}")
+    word = m.group(1)
+    return "own" if word == "our own" else word
+
+
+def rule(*constants: str) -> Callable[[Callable], Callable]:
+    """Mark a function as a verdict rule that reads the named module-level ``constants`` as its thresholds;
+    a :class:`Claim` built with ``rule=fn`` records the function's name and those constants' values."""
+    def mark(fn: Callable) -> Callable:
+        module = sys.modules[fn.__module__]
+        missing = [c for c in constants if not hasattr(module, c)]
+        if missing:
+            raise ValueError(f"rule {fn.__qualname__} names thresholds {missing} that {fn.__module__} does not define")
+        fn.thresholds = constants
+        return fn
+    return mark
+
+
+def _thresholds(fn: Callable) -> dict[str, float]:
+    module = sys.modules[fn.__module__]
+    return {name: getattr(module, name) for name in getattr(fn, "thresholds", ())}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of a chapter's comparison with its paper.
+
+    ``ours`` states the setting it was measured in (scale, dataset, model); ``agrees`` is the verdict text,
+    beginning with a word of :data:`VERDICTS`. ``rule`` is the function that decided it (given as the function, it
+    is stored as its qualified name and its thresholds are read from its :func:`rule` mark; given as a name, the
+    ``thresholds`` are given too). ``runs`` are the ids of the results-store runs the row read. ``key`` names the
+    row across scales when the claim's text carries numbers of the scale (default: the claim's text).
+    """
+
+    claim: str
+    paper: str
+    ours: str
+    agrees: str
+    rule: str | Callable = ""
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    runs: tuple[str, ...] = ()
+    key: str = ""
+
+    def __post_init__(self):
+        verdict_class(self.agrees)
+        if callable(self.rule):
+            fn = self.rule
+            object.__setattr__(self, "rule", f"{fn.__module__}.{fn.__qualname__}")
+            object.__setattr__(self, "thresholds", {**_thresholds(fn), **self.thresholds})
+        object.__setattr__(self, "thresholds", dict(self.thresholds))
+        object.__setattr__(self, "runs", tuple(sorted(set(self.runs))))
+        if not self.key:
+            object.__setattr__(self, "key", self.claim)
+
+    @property
+    def verdict(self) -> str:
+        """The verdict's class: the word of :data:`VERDICTS` its text begins with."""
+        return verdict_class(self.agrees)
+
+    def record(self, chapter: str, scale: str) -> dict:
+        """The row as the verdict file stores it (every field, its verdict class, its chapter and scale)."""
+        if not self.rule:
+            raise ValueError(f"claim {self.claim!r} of chapter {chapter!r} names no rule: every verdict is decided "
+                             "by a tested fibook function, given as rule=")
+        return {"chapter": chapter, "scale": scale, "verdict": self.verdict, **asdict(self)}
+
+
+def verdicts_path(scale: str) -> Path:
+    """``data/verdicts/SCALE.json`` (under ``$FIBOOK_VERDICTS`` when set)."""
+    return verdicts_dir() / f"{scale}.json"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def read_verdicts(source: str | Path) -> dict:
+    """The verdict file of scale ``source`` (a scale name, or the path of a verdict file):
+    ``{"scale": ..., "chapters": {NAME: [record, ...]}}``. A missing file says which command writes it."""
+    path = Path(source) if str(source).endswith(".json") else verdicts_path(str(source))
+    if not path.is_file():
+        raise FileNotFoundError(f"no verdict file {path}: chapters write it when they run at that scale "
+                                f"(make reproduce SCALE={path.stem})")
+    try:
+        data = json.loads(path.read_text())
+        chapters = data["chapters"]
+        for name, rows in chapters.items():
+            for r in rows:
+                verdict_class(r["agrees"])
+                if r["chapter"] != name:
+                    raise ValueError(f"a row of chapter {name!r} says it belongs to {r['chapter']!r}")
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"verdict file {path} is not a verdict file ({e}); rerun the chapters to rewrite it") from e
+    return data
+
+
+def write_chapter(chapter: str, scale: str, claims: Sequence[Claim], path: Path | None = None) -> Path:
+    """Replace chapter ``chapter``'s rows in the verdict file of ``scale`` by ``claims``; the file is written
+    (atomically) only when its contents change. Returns its path."""
+    path = verdicts_path(scale) if path is None else path
+    records = json.loads(json.dumps([c.record(chapter, scale) for c in claims]))  # as read back: lists, not tuples
+    with _locked(path):
+        data = read_verdicts(path) if path.is_file() else {"scale": scale, "chapters": {}}
+        if data["scale"] != scale:
+            raise ValueError(f"verdict file {path} holds scale {data['scale']!r}, not {scale!r}")
+        if data["chapters"].get(chapter) == records:
+            return path
+        data["chapters"][chapter] = records
+        data["chapters"] = dict(sorted(data["chapters"].items()))
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    return path
+
+
+def rows(data: Mapping, order: Sequence[str] = ()) -> list[dict]:
+    """Every record of a verdict file, chapters in ``order`` first (then by name), rows in their chapter's order."""
+    rank = {name: i for i, name in enumerate(order)}
+    names = sorted(data["chapters"], key=lambda n: (rank.get(n, len(rank)), n))
+    return [r for n in names for r in data["chapters"][n]]
+
+
+def changed(ours: Mapping, reference: Mapping, order: Sequence[str] = ()) -> list[dict]:
+    """The rows whose verdict class differs between two verdict files, matched on (chapter, key), and the rows
+    found in one only: ``{"chapter", "claim", "reference", "ours"}``, a missing side being ``"(no such row)"``.
+    Chapters that one file does not hold at all are left out (they were not run there)."""
+    both = set(ours["chapters"]) & set(reference["chapters"])
+    index = {(r["chapter"], r["key"]): r for r in rows(reference) if r["chapter"] in both}
+    out, seen = [], set()
+    for r in rows(ours, order):
+        if r["chapter"] not in both:
+            continue
+        k = (r["chapter"], r["key"])
+        seen.add(k)
+        ref = index.get(k)
+        if ref is None or ref["verdict"] != r["verdict"]:
+            out.append({"chapter": r["chapter"], "claim": r["claim"],
+                        "reference": "(no such row)" if ref is None else ref["agrees"], "ours": r["agrees"]})
+    for k, ref in index.items():
+        if k not in seen:
+            out.append({"chapter": ref["chapter"], "claim": ref["claim"], "reference": ref["agrees"],
+                        "ours": "(no such row)"})
+    return out
+
+
+def counts(records: Sequence[Mapping]) -> dict[str, int]:
+    """How many rows have each verdict class, in the order of :data:`VERDICTS` (classes with none left out)."""
+    tally = {v: 0 for v in VERDICTS}
+    for r in records:
+        tally[r["verdict"]] += 1
+    return {v: n for v, n in tally.items() if n}
+
+
+def markdown_table(table: Sequence[Mapping[str, object]]) -> str:
+    """Rows of equal keys as a Markdown table (the keys of the first row are the header)."""
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    header = list(table[0])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(r[k]) for k in header) + " |" for r in table]
+    return "\n".join(lines)

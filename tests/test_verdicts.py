@@ -1,0 +1,132 @@
+"""Verdicts as records: classes, rules with thresholds, the per-scale verdict file and the diff of two scales."""
+
+import json
+import multiprocessing
+import sys
+
+import pytest
+
+from fibook.verdicts import Claim, changed, counts, read_verdicts, rule, verdict_class, write_chapter
+
+LIMIT = 2.0
+
+
+@rule("LIMIT")
+def above_limit(x: float) -> str:
+    return "yes" if x > LIMIT else "no"
+
+
+@pytest.mark.parametrize("text, cls", [
+    ("yes", "yes"), ("yes (a shift of 2.0 decades)", "yes"), ("yes; not with unequal δ", "yes"),
+    ("no", "no"), ("no: within noise", "no"), ("no (∝ h^0.67, as derived) (upper edge)", "no"),
+    ("not tested: SGD's selected predictor does not interpolate", "not tested"), ("not tested yet", "not tested"),
+    ("not resolved (draws disagree)", "not resolved"), ("qualitatively", "qualitatively"),
+    ("weakly (ρ = -0.40)", "weakly"), ("partly: only Adam", "partly"), ("consistent by construction", "consistent"),
+    ("n/a (not in the paper)", "n/a"), ("our own result: no", "own"), ("our own observation", "own"),
+])
+def test_verdict_class_is_the_leading_word(text, cls):
+    assert verdict_class(text) == cls
+
+
+@pytest.mark.parametrize("text", ["nothing", "yesterday", "better in 3 of 5", "", "noted"])
+def test_a_verdict_without_a_known_leading_word_is_refused(text):
+    with pytest.raises(ValueError, match="must begin with one of"):
+        Claim("c", "p", "o", text, rule="r")
+
+
+def test_a_rule_given_as_a_function_records_its_name_and_threshold_values():
+    c = Claim("c", "p", "o", above_limit(2.5), rule=above_limit)
+    assert c.rule == f"{__name__}.above_limit" and c.thresholds == {"LIMIT": 2.0}
+    assert c.verdict == "yes" and Claim("c", "p", "o", above_limit(1.5), rule=above_limit).verdict == "no"
+
+
+def test_a_rule_that_names_a_missing_threshold_is_refused():
+    with pytest.raises(ValueError, match="NOPE"):
+        rule("NOPE")(above_limit)
+
+
+def test_a_row_without_a_rule_cannot_be_recorded():
+    with pytest.raises(ValueError, match="names no rule"):
+        Claim("c", "p", "o", "yes").record("ch", "smoke")
+
+
+def test_runs_are_sorted_and_unique_and_the_key_defaults_to_the_claim():
+    c = Claim("c", "p", "o", "yes", rule="r", runs=("b", "a", "b"))
+    assert c.runs == ("a", "b") and c.key == "c"
+
+
+def rows_of(*pairs):
+    return [Claim(f"claim {k}", "p", "o", v, rule="r") for k, v in pairs]
+
+
+def test_write_replaces_one_chapters_rows_and_keeps_the_others(tmp_path):
+    path = tmp_path / "smoke.json"
+    write_chapter("b", "smoke", rows_of((1, "yes")), path)
+    write_chapter("a", "smoke", rows_of((1, "no")), path)
+    write_chapter("b", "smoke", rows_of((1, "qualitatively"), (2, "yes")), path)
+    data = read_verdicts(path)
+    assert list(data["chapters"]) == ["a", "b"]
+    assert [r["verdict"] for r in data["chapters"]["b"]] == ["qualitatively", "yes"]
+    assert data["chapters"]["a"][0] | {"thresholds": None} == {
+        "chapter": "a", "scale": "smoke", "verdict": "no", "claim": "claim 1", "paper": "p", "ours": "o",
+        "agrees": "no", "rule": "r", "thresholds": None, "runs": [], "key": "claim 1"}
+
+
+def test_an_unchanged_chapter_leaves_the_file_untouched(tmp_path):
+    path = tmp_path / "book.json"
+    write_chapter("a", "book", rows_of((1, "yes")), path)
+    before = path.stat().st_mtime_ns
+    path.touch()
+    touched = path.stat().st_mtime_ns
+    write_chapter("a", "book", rows_of((1, "yes")), path)
+    assert path.stat().st_mtime_ns == touched and touched >= before
+
+
+def test_a_file_of_another_scale_is_refused(tmp_path):
+    path = tmp_path / "book.json"
+    write_chapter("a", "book", rows_of((1, "yes")), path)
+    with pytest.raises(ValueError, match="holds scale 'book'"):
+        write_chapter("a", "smoke", rows_of((1, "yes")), path)
+
+
+def test_a_broken_verdict_file_says_so_and_a_missing_one_names_the_command(tmp_path):
+    bad = tmp_path / "book.json"
+    bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "maybe", "chapter": "a"}]}}))
+    with pytest.raises(ValueError, match="is not a verdict file"):
+        read_verdicts(bad)
+    with pytest.raises(FileNotFoundError, match="make reproduce SCALE=gpu"):
+        read_verdicts(tmp_path / "gpu.json")
+
+
+def _write(path, chapter):
+    write_chapter(chapter, "smoke", rows_of((1, "yes")), path)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_chapters_written_side_by_side_all_survive(tmp_path):
+    path = tmp_path / "smoke.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_write, args=(path, f"ch{i}")) for i in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert sorted(read_verdicts(path)["chapters"]) == [f"ch{i}" for i in range(8)]
+
+
+def test_changed_lists_only_rows_whose_verdict_class_differs_and_rows_on_one_side(tmp_path):
+    book, smoke = tmp_path / "book.json", tmp_path / "smoke.json"
+    write_chapter("a", "book", rows_of((1, "yes"), (2, "qualitatively"), (3, "no")), book)
+    write_chapter("b", "book", rows_of((1, "yes")), book)  # not run at smoke: left out
+    write_chapter("a", "smoke", [Claim("claim 1", "p", "other number", "yes (same order)", rule="r"),
+                                 *rows_of((2, "not tested: too short"), (4, "yes"))], smoke)
+    diff = changed(read_verdicts(smoke), read_verdicts(book))
+    assert [(d["claim"], d["reference"], d["ours"]) for d in diff] == [
+        ("claim 2", "qualitatively", "not tested: too short"), ("claim 4", "(no such row)", "yes"),
+        ("claim 3", "no", "(no such row)")]
+    assert changed(read_verdicts(book), read_verdicts(book)) == []
+
+
+def test_counts_follow_the_order_of_the_classes():
+    recs = [{"verdict": v} for v in ("no", "yes", "no", "not tested")]
+    assert list(counts(recs).items()) == [("yes", 1), ("no", 2), ("not tested", 1)]
