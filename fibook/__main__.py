@@ -5,14 +5,18 @@
 ``sweep``   run what is missing of a Part I experiment (resumable; parallel with --workers or --cluster).
 ``status``  done / diverged / failed / remaining runs of an experiment, and the estimated time left.
 ``repair``  drop the broken tail of an experiment's results file.
+``verdicts``  print the verdicts the chapters recorded at a scale (``--against book``: only those that differ).
+``reproduce``  rerun the whole book at a scale: the plan and its cost, the missing runs, every chapter into its own
+            tree and its own HTML book, then the verdicts that changed (``make reproduce SCALE=...``).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from fibook import data, scales
+from fibook import data, reproduce, scales, verdicts
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.results import ResultsError, load, repair, results_path
 from fibook.sweep import WORKER_TIMEOUT, SweepError, SweepInterrupted, run_sweep, status
@@ -73,6 +77,32 @@ def cmd_repair(args) -> int:
     return 0
 
 
+def cmd_verdicts(args) -> int:
+    order = [Path(c).stem for c in reproduce.chapters()]
+    ours = verdicts.read_verdicts(args.scale)
+    if args.against is None:
+        table = [{"chapter": r["chapter"], "claim": r["claim"], "paper": r["paper"], "ours": r["ours"],
+                  "agrees?": r["agrees"]} for r in verdicts.rows(ours, order)]
+        print(verdicts.markdown_table(table) if table else f"no verdicts recorded at scale '{args.scale}'")
+        return 0
+    diff = verdicts.changed(ours, verdicts.read_verdicts(args.against), order)
+    n = len(verdicts.rows(ours))
+    print(f"{len(diff)} of {n} verdicts at '{args.scale}' differ from '{args.against}'"
+          + (":\n" + verdicts.markdown_table(diff) if diff else ""))
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    try:
+        return reproduce.reproduce(args.scale, device=args.device, workers=args.workers, tree=args.tree,
+                                   fuse=args.fuse, against=args.against)
+    except KeyboardInterrupt as e:  # in a sweep (SweepInterrupted says what it kept) or a chapter
+        print(f"{e}\n" if str(e) else "", end="", file=sys.stderr)
+        print("reproduce interrupted: finished runs and executed chapters are kept; rerun the same command to "
+              "continue", file=sys.stderr)
+        return 130
+
+
 def _experiment(name: str) -> str:
     if name not in EXPERIMENTS:
         raise argparse.ArgumentTypeError(f"unknown experiment {name!r}; choose one of: {', '.join(EXPERIMENTS)}")
@@ -84,6 +114,10 @@ def _scale(name: str) -> str:
         return scales.get_scale(name).name
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _scale_or_file(text: str) -> str:
+    return text if text.endswith(".json") else _scale(text)
 
 
 def _positive(text: str) -> int:
@@ -141,10 +175,27 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")
     q.add_argument("--fuse", action="store_true", help="count the fused runs (those of sweep --fuse)")
     experiment_parser("repair", "drop the broken tail of an experiment's results file", cmd_repair)
+    p = sub.add_parser("verdicts", help="print the verdicts recorded at a scale, or those that differ from another's")
+    p.add_argument("--scale", type=_scale, required=True, help=f"one of: {', '.join(scales.SCALE_NAMES)}")
+    p.add_argument("--against", type=_scale_or_file, default=None, metavar="SCALE",
+                   help="print only the rows whose verdict differs from this scale's (e.g. book) or verdict file's")
+    p.set_defaults(func=cmd_verdicts)
+    p = sub.add_parser("reproduce", help="rerun every experiment and chapter at a scale, build its book, diff verdicts")
+    p.add_argument("--scale", type=_scale, required=True, help=f"one of: {', '.join(scales.SCALE_NAMES)}")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    p.add_argument("--workers", type=_positive, default=1,
+                   help="sweep workers, and chapters executed at once (default 1)")
+    p.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
+    p.add_argument("--tree", type=Path, default=None,
+                   help="where the chapters are executed and built (default: _build/reproduce/SCALE)")
+    p.add_argument("--against", type=_scale_or_file, default="book", metavar="SCALE",
+                   help="the scale (or verdict file) whose verdicts it ends by comparing with (default: book)")
+    p.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, data.DatasetError, ResultsError, SweepError) as e:
+    except (ValueError, FileNotFoundError, data.DatasetError, ResultsError, SweepError,
+            reproduce.ReproduceError) as e:
         parser.exit(2, f"{parser.prog} {args.command}: error: {e}\n")
 
 

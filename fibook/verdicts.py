@@ -212,3 +212,15 @@ def markdown_table(table: Sequence[Mapping[str, object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(r[k]) for k in header) + " |" for r in table]
     return "\n".join(lines)
+
+
+def book_table(data: Mapping, contents: Sequence[tuple[str, str, str]]) -> list[dict]:
+    """The table of every claim of a verdict file, Part by Part in the book's order: ``contents`` lists each
+    chapter's (Part caption, document path without suffix, title); the chapter cell links to its page."""
+    out = []
+    for caption, doc, name in contents:
+        stem = Path(doc).stem
+        for r in data["chapters"].get(stem, []):
+            out.append({"part": caption.split(":")[0], "chapter": f"{{doc}}`{name} <{doc}>`", "claim": r["claim"],
+                        "paper's number": r["paper"], "ours": r["ours"], "verdict": r["verdict"]})
+    return out

@@ -1,0 +1,282 @@
+"""Rerun the whole book at one scale: ``make reproduce SCALE=NAME [DEVICE=...]`` (``python -m fibook reproduce``).
+
+In four steps, each resumable:
+
+1. the plan and its estimated cost on this device (:func:`fibook.cost.reproduce_plan`), printed before anything
+   is trained;
+2. every experiment's missing runs at that scale (:func:`fibook.sweep.run_sweep`: finished runs are kept, shared
+   runs are copied, an interrupted sweep continues where it stopped);
+3. every chapter executed at that scale into its own tree ``_build/reproduce/SCALE`` (a copy of the book's
+   sources; the stored outputs of ``chapters/`` are never touched). A chapter whose notebook, package code and
+   results files are unchanged since its last successful execution there is not executed again
+   (:func:`chapter_key`); an executed notebook replaces its copy only when it ran to the end; the introduction,
+   which gathers every chapter's verdicts, runs after the others;
+4. that tree built into its own HTML book, ``_build/reproduce/SCALE/_build/html``.
+
+It ends with the verdicts that changed against the book's (:func:`fibook.verdicts.changed`). Any chapter error, or
+a NaN in a chapter's printed output or in a verdict record, fails the command after every chapter has been tried.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from fibook.paths import PROJECT_ROOT, results_dir
+from fibook.scales import get_scale
+
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "chapters")  # what a book tree is built from
+STAMPS = ".reproduced.json"  # in the tree: chapter -> the key of its last successful execution there
+NAN = re.compile(r"(?<![\w.])[-+]?nan(?![\w])", re.IGNORECASE)
+CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-scale chapter plots many results files)
+
+
+class ReproduceError(RuntimeError):
+    """A reproduction cannot start or finish; the message says what failed and the command that fixes it."""
+
+
+def default_tree(scale: str) -> Path:
+    """Where the chapters of ``scale`` are executed and built: ``_build/reproduce/SCALE`` of the checkout."""
+    return PROJECT_ROOT / "_build" / "reproduce" / get_scale(scale).name
+
+
+def contents(root: Path = PROJECT_ROOT) -> list[tuple[str, str]]:
+    """The book's notebooks in the order of ``_toc.yml``: (the caption of their Part, their path relative to
+    ``root``); the root page's Part is ``""``."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    entries = [("", toc["root"])] + [(part.get("caption", ""), c["file"]) for part in toc.get("parts", [])
+                                     for c in part.get("chapters", [])]
+    return [(caption, f"{f}.ipynb") for caption, f in entries if (root / f"{f}.ipynb").is_file()]
+
+
+def chapters(root: Path = PROJECT_ROOT) -> list[str]:
+    """The notebooks of the book in the order of ``_toc.yml``, as paths relative to ``root``."""
+    return [path for _, path in contents(root)]
+
+
+def title(notebook: Path) -> str:
+    """A notebook's title: the text of its first level-1 heading (else its file name)."""
+    for cell in json.loads(notebook.read_text())["cells"]:
+        m = re.search(r"^# (.+)$", "".join(cell["source"]), re.MULTILINE) if cell["cell_type"] == "markdown" else None
+        if m:
+            return m.group(1).strip()
+    return notebook.stem
+
+
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(str(p).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def chapter_key(notebook: Path, scale: str) -> str:
+    """What a chapter's execution depends on: its cells' sources, the scale, the package's code and the results
+    files of that scale. Outputs are not part of it, so a re-stored book chapter keeps its key."""
+    cells = [(c["cell_type"], "".join(c["source"])) for c in json.loads(notebook.read_text())["cells"]]
+    code = _digest(list((PROJECT_ROOT / "fibook").rglob("*.py")))
+    data = _digest(list(results_dir().glob(f"*/{scale}.jsonl")))
+    return hashlib.sha256(json.dumps([cells, scale, code, data]).encode()).hexdigest()
+
+
+def copy_sources(tree: Path, root: Path = PROJECT_ROOT) -> None:
+    """Make ``tree`` a copy of the book's sources in ``root``, keeping the chapters already executed there: a
+    chapter's notebook is copied only when the tree has none (its stamp decides whether it is executed again)."""
+    tree.mkdir(parents=True, exist_ok=True)
+    for name in SOURCES:
+        src, dst = root / name, tree / name
+        if not src.exists():
+            continue
+        if src.is_file():
+            shutil.copy2(src, dst)
+            continue
+        for path in src.rglob("*"):
+            if path.is_dir() or ".ipynb_checkpoints" in path.parts:
+                continue
+            target = dst / path.relative_to(src)
+            if path.suffix == ".ipynb" and target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
+def nan_outputs(notebook: Path) -> list[str]:
+    """The printed outputs of an executed notebook that contain a NaN: ``cell N: <the line>``."""
+    found = []
+    for i, cell in enumerate(json.loads(notebook.read_text())["cells"]):
+        for out in cell.get("outputs", []):
+            texts = [out.get("text", "")] + [out.get("data", {}).get(k, "") for k in ("text/plain", "text/markdown")]
+            for line in "".join("".join(t) for t in texts).splitlines():
+                if NAN.search(line):
+                    found.append(f"cell {i}: {line.strip()[:160]}")
+    return found
+
+
+@dataclass
+class Execution:
+    """What happened to one chapter: ``executed``, ``unchanged`` (skipped) or ``failed`` (with why)."""
+
+    chapter: str
+    outcome: str
+    detail: str = ""
+
+
+def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> Execution:
+    """Execute ``root/chapter`` at ``scale`` (``$FIBOOK_SCALE``); on success the executed notebook replaces
+    ``tree/chapter``. A chapter error or a NaN in its printed outputs is a failure."""
+    source, target = root / chapter, tree / chapter
+    partial = target.with_name(target.stem + ".partial.ipynb")
+    env = os.environ | {"FIBOOK_SCALE": scale}
+    cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(source),
+           "--output-dir", str(partial.parent), "--output", partial.name, "--ExecutePreprocessor.record_timing=False",
+           f"--ExecutePreprocessor.timeout={CHAPTER_TIMEOUT}"]
+    done = subprocess.run(cmd, env=env, cwd=source.parent, capture_output=True, text=True)
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        lines = [x.strip() for x in done.stderr.splitlines() if x.strip()]
+        errors = [x for x in lines if re.match(r"^\w*(Error|Exception|Interrupt)\b", x)]
+        return Execution(chapter, "failed", (errors or lines or ["no message"])[-1][:300])
+    nans = nan_outputs(partial)
+    os.replace(partial, target)
+    if nans:
+        return Execution(chapter, "failed", "NaN in its output: " + "; ".join(nans[:3]))
+    return Execution(chapter, "executed")
+
+
+def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: Path = PROJECT_ROOT) -> list[Execution]:
+    """Execute every chapter of the book in ``root`` at ``scale`` into ``tree`` (``workers`` at a time), skipping
+    those whose :func:`chapter_key` matches their last successful execution there."""
+    scale = get_scale(scale).name
+    copy_sources(tree, root)
+    stamp_file = tree / STAMPS
+    stamps = json.loads(stamp_file.read_text()) if stamp_file.is_file() else {}
+    todo, results = [], []
+    for chapter in chapters(root):
+        key = chapter_key(root / chapter, scale)
+        if stamps.get(chapter) == key and (tree / chapter).is_file():
+            results.append(Execution(chapter, "unchanged"))
+        else:
+            todo.append((chapter, key))
+    intro = chapters(root)[0]  # the introduction reads every chapter's verdicts: it runs after them, and with them
+    if todo and intro not in {c for c, _ in todo}:
+        results = [e for e in results if e.chapter != intro]
+        todo.append((intro, chapter_key(root / intro, scale)))
+    log(f"chapters at '{scale}': {len(todo)} to execute, {len(results)} unchanged since their last execution")
+    waves = [[t for t in todo if t[0] != intro], [t for t in todo if t[0] == intro]]
+    n = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for wave in waves:
+            futures = {pool.submit(execute, chapter, tree, scale, root): (chapter, key) for chapter, key in wave}
+            for future in concurrent.futures.as_completed(futures):
+                chapter, key = futures[future]
+                outcome = future.result()
+                results.append(outcome)
+                n += 1
+                log(f"  [{n}/{len(todo)}] {chapter}: {outcome.outcome}"
+                    + (f": {outcome.detail}" if outcome.detail else ""))
+                if outcome.outcome == "executed":
+                    stamps[chapter] = key
+                    stamp_file.write_text(json.dumps(stamps, indent=1, sort_keys=True) + "\n")
+    order = {c: i for i, c in enumerate(chapters(root))}
+    return sorted(results, key=lambda e: order[e.chapter])
+
+
+def build(tree: Path) -> Path:
+    """Build ``tree`` into HTML (warnings as errors, as ``make book``); returns the index page's path."""
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(tree), "-W", "-n", "--keep-going"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+        raise ReproduceError(f"the book at {tree} did not build:\n{tail}")
+    return tree / "_build" / "html" / "index.html"
+
+
+def check_data(scale: str) -> None:
+    """The dataset of ``scale``'s experiments is present and intact, else :class:`ReproduceError` naming the command
+    that fetches it."""
+    from fibook import data
+
+    name = get_scale(scale).forgetting.data.dataset
+    try:
+        data.load_dataset(name)
+    except data.DatasetError as e:
+        fetch = "" if name == "cifar10" else " (`make data` installs it)"  # CIFAR-10's message names its command
+        raise ReproduceError(f"scale '{scale}' trains on {name}, which is missing here{fetch}: {e}") from e
+
+
+def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | None = None, fuse: bool = False,
+              against: str | None = "book", log=print) -> int:
+    """Steps 1-4 of the module's docstring, then the verdicts of ``scale`` that differ from ``against``'s.
+    Returns 0, or 1 when a chapter failed (every chapter is tried first)."""
+    from fibook import cost, sweep, verdicts
+    from fibook.forgetting.experiments import EXPERIMENTS
+
+    scale = get_scale(scale).name
+    device = sweep.check_device(device)
+    tree = default_tree(scale) if tree is None else Path(tree)
+    check_data(scale)
+    log(f"== plan at scale '{scale}' on {device}: every experiment's missing runs, then "
+        f"{len(chapters())} chapters into {tree}")
+    rows = cost.reproduce_plan(scale, device, fuse=fuse)
+    log(verdicts.markdown_table(rows))
+    log("== sweeps")
+    for n, name in enumerate(EXPERIMENTS, 1):
+        counts = sweep.run_sweep(name, scale, workers=workers, device=device, fuse=fuse)
+        log(f"[{n}/{len(EXPERIMENTS)}] {name}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        if counts["failed"]:
+            log(f"  {counts['failed']} run(s) of {name} failed: `python -m fibook status {name} --scale {scale}`; "
+                "the chapters read what finished")
+    log("== chapters")
+    executed = execute_chapters(scale, tree, workers=workers, log=log)
+    failed = [e for e in executed if e.outcome == "failed"]
+    records = verdicts.rows(verdicts.read_verdicts(scale)) if verdicts.verdicts_path(scale).is_file() else []
+    nan_rows = [r for r in records if any(NAN.search(str(r[k])) for k in ("paper", "ours", "agrees"))]
+    for r in nan_rows:
+        log(f"NaN in a verdict record of {r['chapter']}: {r['claim']}: {r['ours']}")
+    log("== book")
+    index = build(tree)
+    log(f"built {index}")
+    reference = Path(against) if against and against.endswith(".json") else verdicts.verdicts_path(against or scale)
+    if against is not None and against != scale and reference.is_file():
+        diff = verdicts.changed(verdicts.read_verdicts(scale), verdicts.read_verdicts(reference),
+                                [Path(c).stem for c in chapters()])
+        log(f"== verdicts at '{scale}' that differ from '{against}': {len(diff)} of {len(records)} rows")
+        if diff:
+            log(verdicts.markdown_table(diff))
+    if failed or nan_rows:
+        log(f"{len(failed)} chapter(s) failed: " + "; ".join(f"{e.chapter} ({e.detail})" for e in failed))
+        return 1
+    return 0
+
+
+def verdict_overview(scale: str) -> tuple[list[str], list[dict]]:
+    """What the book found at ``scale``, read from its verdict file: one line per Part counting its verdicts by
+    class, and the table of every claim (:func:`fibook.verdicts.book_table`). No file yet: a line saying how to
+    write it, and no rows."""
+    from fibook import verdicts
+
+    scale = get_scale(scale).name
+    if not verdicts.verdicts_path(scale).is_file():
+        return [f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them."], []
+    data = verdicts.read_verdicts(scale)
+    entries = [(caption, "/" + str(Path(path).with_suffix("")), title(PROJECT_ROOT / path))
+               for caption, path in contents() if caption]
+    table = verdicts.book_table(data, entries)
+    lines = []
+    for caption in dict.fromkeys(c for c, _, _ in entries):
+        stems = {Path(d).stem for c, d, _ in entries if c == caption}
+        recs = [r for r in verdicts.rows(data) if r["chapter"] in stems]
+        tally = ", ".join(f"{n} {v}" for v, n in verdicts.counts(recs).items())
+        lines.append(f"{caption}: {len(recs)} claims ({tally})" if recs else f"{caption}: no verdicts recorded")
+    return lines, table

@@ -1,0 +1,117 @@
+"""The whole-book rerun: chapters executed at a scale into their own tree, resumed, failures and NaNs reported."""
+
+import json
+
+import pytest
+
+from fibook import reproduce
+from fibook.reproduce import NAN, chapters, execute_chapters, nan_outputs
+
+
+def notebook(*sources: str, title: str = "A chapter") -> dict:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": [f"# {title}\n"]}]
+    cells += [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [s]}
+              for s in sources]
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                        "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.fixture
+def book(tmp_path):
+    root = tmp_path / "src"
+    (root / "chapters" / "part").mkdir(parents=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: chapters/intro\nparts:\n  - caption: 'Part A: a'\n"
+                                   "    chapters:\n      - file: chapters/part/ok\n      - file: chapters/part/bad\n"
+                                   "      - file: chapters/part/nan\n      - file: chapters/part/notes\n")
+    (root / "chapters" / "part" / "notes.md").write_text("# Notes\n")  # not a notebook: not executed
+    pages = {"intro": notebook("print('intro')", title="Intro"),
+             "part/ok": notebook("import os\nprint('scale', os.environ['FIBOOK_SCALE'])"),
+             "part/bad": notebook("raise ValueError('this chapter cannot run at this scale')"),
+             "part/nan": notebook("print(f'2.7 ± {float(\"nan\")} pp')")}
+    for name, nb in pages.items():
+        (root / "chapters" / f"{name}.ipynb").write_text(json.dumps(nb))
+    return root
+
+
+def outputs(path):
+    return "".join("".join(o.get("text", "")) for c in json.loads(path.read_text())["cells"]
+                   for o in c.get("outputs", []))
+
+
+def test_chapters_follow_the_table_of_contents_and_skip_pages_that_are_not_notebooks(book):
+    assert chapters(book) == ["chapters/intro.ipynb", "chapters/part/ok.ipynb", "chapters/part/bad.ipynb",
+                              "chapters/part/nan.ipynb"]
+
+
+def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(book, tmp_path):
+    tree, logs = tmp_path / "tree", []
+    first = {e.chapter: e for e in execute_chapters("smoke", tree, workers=2, root=book, log=logs.append)}
+    assert {c: e.outcome for c, e in first.items()} == {
+        "chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "executed",
+        "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed"}
+    assert "this chapter cannot run at this scale" in first["chapters/part/bad.ipynb"].detail
+    assert "NaN in its output" in first["chapters/part/nan.ipynb"].detail
+    assert "scale smoke" in outputs(tree / "chapters/part/ok.ipynb")
+    assert outputs(book / "chapters/part/ok.ipynb") == ""  # the sources keep their (here: no) outputs
+    assert not (tree / "chapters/part/bad.partial.ipynb").exists()
+    assert [line for line in logs if "failed" in line][0].startswith("  [")
+
+    second = {e.chapter: e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
+    assert second == {"chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "unchanged",
+                      "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed"}
+
+    (book / "chapters/part/bad.ipynb").write_text(json.dumps(notebook("print('fixed')")))
+    (book / "chapters/part/nan.ipynb").write_text(json.dumps(notebook("print('no longer')")))
+    third = {e.chapter: e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
+    assert third == {"chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "unchanged",
+                     "chapters/part/bad.ipynb": "executed", "chapters/part/nan.ipynb": "executed"}
+    fourth = {e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
+    assert fourth == {"unchanged"}
+    assert {e.outcome for e in execute_chapters("book", tmp_path / "other", root=book, log=logs.append)} \
+        == {"executed"}
+
+
+def test_a_chapter_key_changes_with_its_sources_and_scale_not_its_outputs(book):
+    path = book / "chapters/part/ok.ipynb"
+    key = reproduce.chapter_key(path, "smoke")
+    assert reproduce.chapter_key(path, "book") != key
+    nb = json.loads(path.read_text())
+    nb["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["scale smoke\n"]}]
+    path.write_text(json.dumps(nb))
+    assert reproduce.chapter_key(path, "smoke") == key
+    nb["cells"][1]["source"] = ["print(1)"]
+    path.write_text(json.dumps(nb))
+    assert reproduce.chapter_key(path, "smoke") != key
+
+
+@pytest.mark.parametrize("line, found", [
+    ("2.7 ± nan pp", True), ("NaN", True), ("value -nan", True), ("x = nan,", True),
+    ("finance", False), ("nano", False), ("Nancy", False), ("banana", False), ("fibook.nan_outputs", False),
+])
+def test_nan_is_found_as_a_word_only(line, found):
+    assert bool(NAN.search(line)) is found
+
+
+def test_nan_outputs_reads_markdown_tables_too(tmp_path):
+    nb = notebook("x")
+    nb["cells"][1]["outputs"] = [{"output_type": "display_data", "data": {"text/markdown": "| a |\n|---|\n| nan |"}}]
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb))
+    assert nan_outputs(path) == ["cell 1: | nan |"]
+
+
+def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
+    from fibook.verdicts import Claim, write_chapter
+
+    monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
+    lines, rows = reproduce.verdict_overview("smoke")
+    assert rows == [] and "make reproduce SCALE=smoke" in lines[0]
+    write_chapter("sgd_remembers", "smoke", [Claim("spread", "26.5 pp", "8.6 pp", "qualitatively", rule="r"),
+                                             Claim("fits", "yes", "4 of 5", "not tested: one does not", rule="r")])
+    write_chapter("two_steps", "smoke", [Claim("step 1", "unequal", "unequal", "yes", rule="r")])
+    lines, rows = reproduce.verdict_overview("smoke")
+    assert lines[0] == "Part I: Forgetting initialization: 2 claims (1 qualitatively, 1 not tested)"
+    assert lines[1] == "Part II: Initialization shape: no verdicts recorded"
+    assert [r["verdict"] for r in rows] == ["qualitatively", "not tested", "yes"]
+    assert rows[0]["chapter"] == "{doc}`SGD remembers </chapters/part1_forgetting/sgd_remembers>`"
+    assert rows[2]["part"] == "Part III"
