@@ -332,3 +332,11 @@ def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolate
     longest = analysis.longest_clock_arms(pts)
     assert [(a.config.optimizer, a.config.lr) for a in longest] == [("adam", 2e-3), ("muon", 1e-3)]
     assert analysis.longest_clock_arms(pts, mechanisms=("AdamW",)) == []
+
+
+def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
+    two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
+    rows = claims.time_l2_batch_claims(two, two, two, two, lrs=[0.01], wds=[0.0], scale="smoke", noise=NOISE)
+    assert rows[-1].agrees == "not tested: the grid of this scale lacks three batch sizes (a trend needs three)"
+    assert rows[-1].rule == "fibook.forgetting.claims.rises_with_batch" and len(rows[-1].runs) == 4
+    assert rows[-1].ours == "x at scale 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"

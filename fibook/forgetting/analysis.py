@@ -49,7 +49,7 @@ def config_part(config: TrainConfig, key: str) -> str | None:
     if key == "batch_size":
         return f"b = {config.batch_size}"
     if key == "epochs":
-        return f"{config.epochs} epochs"
+        return f"{config.epochs} epoch{'s' * (config.epochs != 1)}"
     if key == "arch":
         return f"ResNet-{config.arch.removeprefix('resnet')} w{config.width}"
     raise ValueError(f"unknown part {key!r}; allowed: optimizer, lr, weight_decay, batch_size, epochs, arch")

@@ -69,6 +69,7 @@ from fibook.forgetting.analysis import (
     Finished,
     NoiseFloor,
     arm_of,
+    config_part,
     effective_lr,
     equal_clock_pairs,
     heavy_ball_momentum,
@@ -269,8 +270,8 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
                             not_in_paper(), rule=not_in_paper, runs=run_ids(m, sgd)))
 
     def radial(arm_list: Sequence[Arm]) -> str:
-        return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, {a.config.epochs} epochs) "
-                         f"{a.radial_memory:.2f}" for a in arm_list)
+        return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, "
+                         f"{config_part(a.config, 'epochs')}) {a.radial_memory:.2f}" for a in arm_list)
 
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
@@ -371,11 +372,15 @@ def rises_with_batch(rho: float | None, rise: Difference | None) -> str:
 
 
 def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Callable,
-         ours: Callable[[], tuple[str, str, Sequence[Arm]]]) -> Claim:
+         ours: Callable[[], tuple[str, str, Sequence[Arm]]], needs: str) -> Claim:
     """A claim measured on ``finished``'s arms by rule ``decide`` (``ours()``: the text, the verdict and the arms
-    it read), or ``not tested yet`` under the same rule while they are not all there."""
+    it read) when the arms it ``needs`` are there (``needed``); else, under the same rule, ``not tested yet`` while
+    the experiment runs, or ``not tested: ...`` when it has finished on a grid without them."""
     if not needed:
-        return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet", rule=decide)
+        if finished.finished_runs < finished.total_runs:
+            return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet", rule=decide)
+        return Claim(claim, paper, f"{finished.line}", f"not tested: the grid of this scale lacks {needs}",
+                     rule=decide, runs=run_ids(*finished.arms))
     text, verdict, used = ours()
     return Claim(claim, paper, text, verdict, rule=decide, runs=run_ids(*used))
 
@@ -445,18 +450,19 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
     return [
         _row("training much longer leaves the spread", "26.5 pp at 300 epochs, ≈ 26 pp after 5,000 (secondary)", long,
-             len(long_arms) >= 2, keeps_spread, longer),
+             len(long_arms) >= 2, keeps_spread, longer, "two lengths"),
         _row("a larger learning rate with L2 erases the memory",
              "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)", l2,
-             bool(base and both), l2_erases, large_rate_l2),
+             bool(base and both), l2_erases, large_rate_l2, "the smallest rate without L2 and the largest with it"),
         _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
-             "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), falls_with_l2, more_l2),
+             "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), falls_with_l2, more_l2,
+             "a row of one rate and length with λ = 0 and λ > 0"),
         _row("the L2 term itself lowers the spread (against λ = 0 at the same η and length)",
              "fibook's hypothesis: the paper credits a larger learning rate plus explicit L2; no λ = 0 control "
              "is among the figures available here (abstract, secondary summaries)",
-             l2_clock, bool(rows), l2_lowers, l2_itself),
+             l2_clock, bool(rows), l2_lowers, l2_itself, "a row of one rate and length with λ = 0 and λ > 0"),
         _row("larger batches forget more slowly (larger spread)", "qualitative (secondary)", batch,
-             len(batch_arms) >= 3, rises_with_batch, batches),
+             len(batch_arms) >= 3, rises_with_batch, batches, "three batch sizes (a trend needs three)"),
     ]
 
 
