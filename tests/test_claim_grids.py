@@ -66,6 +66,8 @@ def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, n
             verdict_class(r.agrees)
             assert not NAN.search(r.ours) and not NAN.search(r.agrees), (chapter, r)
             assert r.rule.startswith("fibook.forgetting.claims."), (chapter, r.claim)
+            decided_by = getattr(claims, r.rule.rsplit(".", 1)[1])  # a marked rule, its thresholds recorded
+            assert r.thresholds == {c: getattr(claims, c) for c in decided_by.thresholds}, (chapter, r.claim)
             assert r.runs, (chapter, r.claim)
             assert r.record(chapter, "smoke")["verdict"] == r.verdict
             if tau is None and r.rule.rsplit(".", 1)[1] in SPREAD_RULES:  # nothing fits: no spread is judged

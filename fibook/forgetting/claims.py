@@ -118,7 +118,6 @@ def interpolating(arm: Arm) -> str:
     return f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w interpolate at the selected checkpoint"
 
 
-@rule()
 def condition(*arm_list: Arm) -> str | None:
     """None when the condition holds for every arm (each sigma_w's selected predictor interpolates),
     else the verdict that replaces the comparison: ``not tested: ... does not interpolate``."""
