@@ -25,3 +25,15 @@ def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, sta
                **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
     return Record(id=run_id(c), experiment=experiment, scale="smoke", status=status, config=c, summary=summary,
                   history=history, layer_names=[], diverged_epoch=None)
+
+
+def grid_records(spread_pp, sigmas, seeds, epochs, tau=1, **kw):
+    """Runs over ``sigmas`` x ``seeds`` of ``epochs`` epochs: selected test accuracy falling linearly from 0.9 at
+    the smallest sigma_w by ``spread_pp`` at the largest, each seed k lower by 0.3 k pp at the largest (so
+    that seeds disagree), final norm 10 sigma^0.9; ``kw`` as for :func:`rec`."""
+    out = []
+    for seed in seeds:
+        for i, s in enumerate(sigmas):
+            drop = (spread_pp + 0.3 * seed) * i / (len(sigmas) - 1) / 100
+            out.append(rec(s, seed, 0.9 - drop, tau, 10.0 * s**0.9, epochs=epochs, **kw))
+    return out

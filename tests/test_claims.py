@@ -40,9 +40,10 @@ def test_erasing_means_a_spread_below_half_of_sgds_beyond_noise_with_every_selec
     assert sgd.spread_pp == pytest.approx(10.0)
     assert claims.erases(arm(5.0 - EPS, "adam"), sgd, NOISE) == "qualitatively"
     assert claims.erases(arm(5.0 + EPS, "adam"), sgd, NOISE) == "no"
-    # below half, but the difference is within 2 std of it
+    # below half, but the difference is within 2 std of it: no evidence either way
     small = arm(2 * TWO_STD - 4 * EPS)
-    assert claims.erases(arm(TWO_STD - 3 * EPS, "adam"), small, NOISE) == "no"
+    assert claims.erases(arm(TWO_STD - 3 * EPS, "adam"), small, NOISE).startswith(
+        "not resolved: below 0.5 of SGD's spread, but the difference (+1.4 ± 0.7 pp) is within noise")
     assert claims.erases(arm(0.0, "adam"), arm(TWO_STD + EPS), NOISE) == "qualitatively"
     assert claims.erases(arm(1.0, "adam", tau=None), sgd, NOISE).startswith(
         "not tested: Adam (η = 0.01)'s selected predictor does not interpolate at 2 of 2 σ_w")
@@ -69,7 +70,7 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
                                    long_clock=[arm(1.0, "adam", lr=1e-3)], quick_sgd=arm(9.0))
     assert not any("longer clock" in r.claim for r in same)  # not longer than the arm above: left out, R too
     assert by_claim["Muon leaves a small spread"].agrees == "no"
-    assert by_claim["AdamW largely erases it too"].agrees == "not tested"
+    assert by_claim["AdamW largely erases it too"].agrees == "not tested yet"
     momentum = by_claim["momentum SGD at the same raw η"].ours
     assert "T_SGD = 0.001 over the run at the raw η, as SGD's 0.001, or 0.1 at its effective step η/(1−μ) = 0.1" \
         in momentum
@@ -122,8 +123,9 @@ def test_l2_erases_outright_below_one_pp_and_qualitatively_below_half_beyond_noi
     assert claims.l2_erases(base, arm(5.0 - EPS), NOISE).startswith("qualitatively: 2.0× smaller")
     assert claims.l2_erases(base, arm(5.0 + EPS), NOISE) == "no"
     # below 1 pp, but the baseline exceeds it by less than 2 standard errors of the difference
-    assert claims.l2_erases(arm(TWO_STD + 0.5 - EPS), arm(0.5), NOISE) == "no: within noise"
+    assert claims.l2_erases(arm(TWO_STD + 0.5 - EPS), arm(0.5), NOISE) == "not resolved: within noise"
     assert claims.l2_erases(arm(TWO_STD + 0.5 + EPS), arm(0.5), NOISE) == "yes"
+    assert claims.l2_erases(arm(0.5), arm(TWO_STD + 0.5 + EPS), NOISE) == "no: L2 raised the spread"
 
 
 def test_more_l2_must_lower_the_spread_beyond_noise_along_every_row_without_rising_beyond_it():
@@ -141,7 +143,7 @@ def test_more_l2_must_lower_the_spread_beyond_noise_along_every_row_without_risi
 def test_the_l2_term_lowers_the_spread_when_its_control_is_higher_beyond_noise():
     control = arm(5.0)
     assert claims.l2_lowers(control, arm(5.0 - TWO_STD - EPS, wd=0.1), NOISE) == "yes"
-    assert claims.l2_lowers(control, arm(5.0 - TWO_STD + EPS, wd=0.1), NOISE) == "no: within noise"
+    assert claims.l2_lowers(control, arm(5.0 - TWO_STD + EPS, wd=0.1), NOISE) == "not resolved: within noise"
     assert claims.l2_lowers(control, arm(5.0 + TWO_STD + EPS, wd=0.1), NOISE) == "no: L2 raised the spread"
     assert claims.l2_lowers(arm(5.0, tau=None), arm(0.0, wd=0.1), NOISE).startswith("not tested")
 
@@ -149,9 +151,11 @@ def test_the_l2_term_lowers_the_spread_when_its_control_is_higher_beyond_noise()
 def test_batch_size_rank_correlation_must_exceed_a_half_with_a_rise_beyond_noise():
     rise = claims.spread_difference(arm(TWO_STD + EPS), arm(0.0), NOISE)
     assert claims.rises_with_batch(0.5 + EPS, rise) == "qualitatively"
-    assert claims.rises_with_batch(0.5, rise) == "no" and claims.rises_with_batch(None, rise) == "no"
+    assert claims.rises_with_batch(0.5, rise) == "no"
     within = claims.spread_difference(arm(TWO_STD - EPS), arm(0.0), NOISE)
-    assert claims.rises_with_batch(1.0, within) == "no" and claims.rises_with_batch(1.0, None) == "no"
+    assert claims.rises_with_batch(1.0, within) == "no"
+    for rho, d in ((None, rise), (1.0, None)):  # fewer than three interpolating batch sizes
+        assert claims.rises_with_batch(rho, d).startswith("not tested: no rank correlation")
 
 
 def test_time_l2_batch_rows_wait_for_unfinished_experiments():
@@ -180,9 +184,14 @@ def test_a_recomputed_clock_agrees_when_it_rounds_to_the_quoted_digits():
 
 def test_scale_invariance_needs_loss_and_cosine_below_the_tolerance():
     tol = claims.INVARIANCE_TOL
-    assert claims.scale_invariant([2.0, 2.0 + 0.5 * tol, 2.0 - 0.5 * tol], [0.0, 0.9 * tol, -0.9 * tol])
-    assert not claims.scale_invariant([2.0, 2.0 + 2 * tol], [0.0, 0.0])
-    assert not claims.scale_invariant([2.0, 2.0], [0.0, 1.1 * tol])
+    assert claims.scale_invariant([2.0, 2.0 + 0.5 * tol, 2.0 - 0.5 * tol], [0.0, 0.9 * tol, -0.9 * tol]) == "yes"
+    assert claims.scale_invariant([2.0, 2.0 + 2 * tol], [0.0, 0.0]) == "no"
+    assert claims.scale_invariant([2.0, 2.0], [0.0, 1.1 * tol]) == "no"
+
+
+def test_sigma_scales_the_logits_below_the_floor():
+    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 - EPS)) == "yes"
+    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 + EPS)) == "no"
 
 
 def test_question_rows_read_the_logit_floor():
@@ -194,27 +203,55 @@ def test_question_rows_read_the_logit_floor():
     assert [r.agrees for r in above] == [CONSISTENT, CONSISTENT, "no", "no"] and "1.1e-04" in above[3].ours
 
 
-def test_sgd_remembers_thresholds_on_spread_radial_memory_and_seed_noise():
-    sgd = claims.sgd_remembers_claims
+def sgd_rows(a, noise=None, late=None, late_noise=None):
+    """The sgd_remembers rows by claim, the late reading defaulting to ``a`` and the noise to none finished."""
     empty = Finished("seed_noise", "smoke", [], 0, 6, 1)
-    assert sgd(arm(5.0 + EPS), empty, "smoke")[0].agrees == "qualitatively"
-    assert sgd(arm(5.0 - EPS), empty, "smoke")[0].agrees == "no"
-    assert sgd(arm(8.0, radial=0.8 + EPS), empty, "smoke")[2].agrees == "yes"
-    assert sgd(arm(8.0, radial=0.8 - EPS), empty, "smoke")[2].agrees == "no"
-    assert sgd(arm(8.0), empty, "smoke")[3].agrees == "not tested yet"
-    assert sgd(arm(8.0), empty, "smoke")[1].agrees == "yes"
-    late = sgd(arm(8.0, tau=2), empty, "smoke")[1]  # interpolates at epoch 2, selected at epoch 1
-    assert late.agrees == "no: selected before it fits the training set at σ_w = 1, 2.71828"
-    assert late.ours == "0 of 2 σ_w at the selected checkpoint (2 reach 99.5 % at some epoch)"
-    assert claims.above_seed_noise([3.0 + EPS, 3.0 + EPS], [0.5, 1.0])
-    assert not claims.above_seed_noise([3.0 - EPS, 3.0 - EPS], [0.5, 1.0])
+    rows = claims.sgd_remembers_claims(a, noise or empty, late or a, late_noise or empty, "smoke")
+    return {r.key: r for r in rows}
+
+
+HEADLINE, LATE = claims.HEADLINE, claims.HEADLINE + claims.LATE_READING
+SEEDS, LATE_SEEDS = claims.SEED_NOISE, claims.SEED_NOISE + claims.LATE_READING
+
+
+def test_sgd_remembers_thresholds_on_spread_radial_memory_and_seed_noise():
+    assert sgd_rows(arm(5.0 + EPS))[HEADLINE].agrees == "qualitatively"
+    assert sgd_rows(arm(5.0 - EPS))[HEADLINE].agrees == "no"
+    radial = "the final weight norm stays tied to σ_w under SGD"
+    assert sgd_rows(arm(8.0, radial=0.8 + EPS))[radial].agrees == "yes"
+    assert sgd_rows(arm(8.0, radial=0.8 - EPS))[radial].agrees == "no"
+    assert sgd_rows(arm(8.0))[SEEDS].agrees == sgd_rows(arm(8.0))[LATE_SEEDS].agrees == "not tested yet"
+    assert sgd_rows(arm(8.0))["every σ_w's selected predictor interpolates"].agrees == "yes"
+
+
+def test_the_headline_applies_the_interpolation_rule_and_the_late_reading_is_its_own_row():
+    early = arm(8.0, tau=2)  # interpolates at epoch 2, selected at epoch 1
+    rows = sgd_rows(early, late=arm(6.0))
+    fits = rows["every σ_w's selected predictor interpolates"]
+    assert fits.agrees == "no: selected before it fits the training set at σ_w = 1, 2.71828"
+    assert fits.ours == "0 of 2 σ_w at the selected checkpoint (2 reach 99.5 % at some epoch)"
+    assert rows[HEADLINE].agrees.startswith("not tested: SGD (η = 0.01)'s selected predictor does not interpolate "
+                                            "at 2 of 2 σ_w")
+    assert rows[LATE].agrees == "qualitatively" and rows[LATE].ours.startswith("6.0 pp (smoke: fashion_mnist")
+    assert rows[HEADLINE].rule == rows[LATE].rule == "fibook.forgetting.claims.large_spread"
+    assert rows[HEADLINE].thresholds == {"LARGE_SPREAD_PP": 5.0}
+
+
+def test_far_above_seed_noise_means_the_mean_spread_above_three_times_the_largest_seed_std():
+    # seed spreads s and s + 2 pp: seed std at sigma_w = e is sqrt(2) pp, at sigma_w = 1 zero
+    threshold = 3 * 2**0.5 - 1  # mean spread s + 1 against 3 sqrt 2
+    assert claims.above_seed_noise(arm((threshold + EPS, threshold + 2 + EPS), seeds=(0, 1))) == "yes"
+    assert claims.above_seed_noise(arm((threshold - EPS, threshold + 2 - EPS), seeds=(0, 1))) == "no"
+    assert claims.above_seed_noise(arm(8.0)).startswith("not tested: fewer than two seeds")
+    assert claims.above_seed_noise(arm((8.0, 9.0), seeds=(0, 1), tau=None)).startswith(
+        "not tested: SGD (η = 0.01)'s selected predictor does not interpolate")
 
 
 def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
     records = [rec(s, seed, acc, 1, 10.0 * s) for seed, accs in ((0, (0.90, 0.80)), (1, (0.92, 0.80)))
                for s, acc in zip((1.0, 2.0), accs, strict=True)]
     (noise_arm,) = analysis.arms(records)
-    row = claims.sgd_remembers_claims(arm(8.0), finished(noise_arm), "smoke")[3]
+    row = sgd_rows(arm(8.0), noise=finished(noise_arm))[SEEDS]
     # spreads 10 and 12 pp (mean 11); seed std at sigma 1: std(90, 92) = 1.41 pp, so 11 > 3 x 1.41
     assert row.ours.startswith("spread 11.0 pp (mean of 2 seeds) vs per-σ_w seed std ≤ 1.41 pp")
     assert row.agrees == "yes"
@@ -259,7 +296,7 @@ def test_a_clock_claim_needs_rho_at_most_minus_a_half_and_a_drop_beyond_noise():
     assert claims.falls_with_clock(-1.0, analysis.Difference(1.0, 0.5 + EPS, False)).startswith("weakly")
     assert claims.falls_with_clock(-1.0, analysis.Difference(-1.0, 0.1, False)).startswith("weakly")
     assert claims.falls_with_clock(-EPS, drop).startswith("weakly") and claims.falls_with_clock(0.0, drop) == "no"
-    assert claims.falls_with_clock(None, None) == "not tested yet"
+    assert claims.falls_with_clock(None, None).startswith("not tested: no rank correlation")
 
 
 def test_the_clock_trend_counts_only_arms_whose_selected_predictors_interpolate():
@@ -284,7 +321,7 @@ def test_equal_clock_pairs_collapse_when_their_spreads_agree_within_noise():
     assert analysis.equal_clock_pairs(decay) == []
     assert len(analysis.equal_clock_pairs([decay[0], point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01,
                                                           lr=5e-4, epochs=6)])) == 1
-    for pts, verdict in ((same, "yes"), (apart, "no")):
+    for pts, verdict in ((same, "not resolved: within noise (no equivalence margin is set)"), (apart, "no")):
         (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("equal")]
         assert row.agrees == verdict and "T_adapt = 2 over each run (1 and 1.5 at the selected checkpoints)" in row.ours
 
@@ -295,3 +332,11 @@ def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolate
     longest = analysis.longest_clock_arms(pts)
     assert [(a.config.optimizer, a.config.lr) for a in longest] == [("adam", 2e-3), ("muon", 1e-3)]
     assert analysis.longest_clock_arms(pts, mechanisms=("AdamW",)) == []
+
+
+def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
+    two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
+    rows = claims.time_l2_batch_claims(two, two, two, two, lrs=[0.01], wds=[0.0], scale="smoke", noise=NOISE)
+    assert rows[-1].agrees == "not tested: the grid of this scale lacks three batch sizes (a trend needs three)"
+    assert rows[-1].rule == "fibook.forgetting.claims.rises_with_batch" and len(rows[-1].runs) == 4
+    assert rows[-1].ours == "x at scale 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"

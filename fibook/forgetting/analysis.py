@@ -49,7 +49,7 @@ def config_part(config: TrainConfig, key: str) -> str | None:
     if key == "batch_size":
         return f"b = {config.batch_size}"
     if key == "epochs":
-        return f"{config.epochs} epochs"
+        return f"{config.epochs} epoch{'s' * (config.epochs != 1)}"
     if key == "arch":
         return f"ResNet-{config.arch.removeprefix('resnet')} w{config.width}"
     raise ValueError(f"unknown part {key!r}; allowed: optimizer, lr, weight_decay, batch_size, epochs, arch")
@@ -464,9 +464,17 @@ class SpreadEstimate:
     seeds: int
     borrowed: bool
 
+    @property
+    def has_error_bar(self) -> bool:
+        """False for a one-seed arm at a scale with no pooled seed std to borrow (``std`` is nan)."""
+        return not math.isnan(self.std)
+
     def __str__(self) -> str:
+        seeds = f"{self.seeds} seed{'s' * (self.seeds != 1)}"
+        if not self.has_error_bar:
+            return f"{self.mean:.1f} pp ({seeds}; no error bar: no pooled seed std at this scale)"
         source = "pooled seed std" if self.borrowed else "std over seeds"
-        return f"{self.mean:.1f} ± {self.std:.1f} pp ({self.seeds} seed{'s' * (self.seeds != 1)}; {source})"
+        return f"{self.mean:.1f} ± {self.std:.1f} pp ({seeds}; {source})"
 
 
 def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
@@ -490,7 +498,14 @@ class Difference:
     std: float
     paired: bool
 
+    @property
+    def has_error_bar(self) -> bool:
+        """False when an arm's spread has no error bar (one seed, no pooled seed std): ``std`` is nan."""
+        return not math.isnan(self.std)
+
     def __str__(self) -> str:
+        if not self.has_error_bar:
+            return f"{self.value:+.1f} pp (no error bar)"
         return f"{self.value:+.1f} ± {self.std:.1f} pp{' (paired)' if self.paired else ''}"
 
 

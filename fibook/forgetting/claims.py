@@ -17,7 +17,14 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
   shown and its row says "not tested".
 * ``NOISE_SIGMAS = 2.0``: a difference of spreads counts only beyond 2 standard errors of the difference
   (:func:`beyond_noise`, :func:`fibook.forgetting.analysis.spread_difference`: paired over shared seeds, else
-  from each arm's own error bar).
+  from each arm's own error bar). A difference with no error bar (one-seed arms at a scale with no pooled seed
+  std) cannot be judged: its row says "not tested" (:func:`unjudged`). A difference within noise is "not
+  resolved", never "yes" or "no": no equivalence margin is set, so within noise is no evidence of equality.
+
+Every :class:`~fibook.verdicts.Claim` names its ``rule`` (the function below that decided it, marked with the
+thresholds it reads), the ``runs`` it read (results-store record ids) and, where its text carries numbers of
+the scale, a ``key`` that names it across scales. A row whose runs have not finished says "not tested yet" under
+the rule of the row it stands for.
 
 =================================  ==========================================================================
 ``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
@@ -62,6 +69,7 @@ from fibook.forgetting.analysis import (
     Finished,
     NoiseFloor,
     arm_of,
+    config_part,
     effective_lr,
     equal_clock_pairs,
     heavy_ball_momentum,
@@ -75,7 +83,8 @@ from fibook.forgetting.analysis import (
 from fibook.forgetting.experiments import ADAM_LR, ADAMW_WEIGHT_DECAY, GRIDS, MUON_LR
 from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
-from fibook.notebook import Claim, below
+from fibook.notebook import below
+from fibook.verdicts import Claim, rule
 
 SELECTION = "late"
 NOISE_SIGMAS = 2.0
@@ -91,6 +100,11 @@ CLOCK_RHO = -0.5
 STILL_RISING_PP = 1.0
 INVARIANCE_TOL = 1e-9
 LOGIT_FLOOR = 1e-4
+
+
+def run_ids(*arm_list: Arm | None) -> tuple[str, ...]:
+    """The results-store ids of every run of the given arms (None: no arm), for a claim's ``runs``."""
+    return tuple(r.id for a in arm_list if a is not None for r in a.records)
 
 
 def arm_key(arm: Arm) -> str:
@@ -120,15 +134,30 @@ def beyond_noise(d: Difference) -> bool:
     return abs(d.value) > NOISE_SIGMAS * d.std
 
 
+def unjudged(*diffs: Difference | None) -> str | None:
+    """None when every difference has an error bar, else the verdict that replaces the comparison: ``not tested:
+    no error bar ...`` (a one-seed arm at a scale with no pooled seed std: noise cannot be told from an effect)."""
+    if all(d is None or d.has_error_bar for d in diffs):
+        return None
+    return ("not tested: no error bar (one seed and no pooled seed std at this scale), so a difference cannot be "
+            "judged beyond noise")
+
+
+@rule("ERASES_FRACTION", "NOISE_SIGMAS")
 def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
-    """:func:`condition` on both arms; then ``qualitatively`` when ``arm``'s spread is below ``ERASES_FRACTION``
-    of SGD's and SGD's exceeds it beyond noise (:func:`beyond_noise`), else ``no``."""
-    unmet = condition(arm, sgd)
+    """:func:`condition` on both arms and an error bar (:func:`unjudged`); then ``qualitatively`` when ``arm``'s
+    spread is below ``ERASES_FRACTION`` of SGD's and SGD's exceeds it beyond noise (:func:`beyond_noise`);
+    ``not resolved`` when it is below that fraction but the difference lies within noise; else ``no``."""
+    d = spread_difference(sgd, arm, noise)
+    unmet = condition(arm, sgd) or unjudged(d)
     if unmet:
         return unmet
-    d = spread_difference(sgd, arm, noise)
     below_half = spread_estimate(arm, noise).mean < ERASES_FRACTION * spread_estimate(sgd, noise).mean
-    return "qualitatively" if below_half and d.value > 0 and beyond_noise(d) else "no"
+    if not below_half:
+        return "no"
+    if d.value > 0 and beyond_noise(d):
+        return "qualitatively"
+    return f"not resolved: below {ERASES_FRACTION:g} of SGD's spread, but the difference ({d}) is within noise"
 
 
 # The paper's runs in the book's reconstruction of its setting (only T_SGD's two values are quoted; the rest are
@@ -149,9 +178,19 @@ def reconstructed_clock(key: str) -> tuple[str, float]:
     return name, forgetting_clocks([lr] * RECONSTRUCTED_STEPS, 128, wd)[name]
 
 
+@rule("COMMON_NORM_R")
 def common_norm(adaptive: Sequence[Arm]) -> str:
-    """``qualitatively`` when every adaptive arm's radial memory R is below ``COMMON_NORM_R``, else ``no``."""
+    """``qualitatively`` when every adaptive arm's radial memory R is below ``COMMON_NORM_R``, else ``no``;
+    ``not tested`` when an arm has no R (fewer than two sigma_w that did not diverge)."""
+    if any(np.isnan(a.radial_memory) for a in adaptive):
+        return "not tested: no radial memory (fewer than two σ_w that did not diverge)"
     return "qualitatively" if all(a.radial_memory < COMMON_NORM_R for a in adaptive) else "no"
+
+
+@rule()
+def not_in_paper() -> str:
+    """The verdict of a control the paper does not run (momentum SGD): ``n/a (not in the paper)``."""
+    return "n/a (not in the paper)"
 
 
 OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
@@ -197,15 +236,15 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     for key, paper, claim in OPTIMIZER_CLAIMS:
         a = by_key.get(key)
         if a is None:
-            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested"))
+            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested yet", rule=erases))
             continue
         q = seeded_twin(a, quick) if quick_sgd is not None else None
         if q is None:
-            claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise)))
+            claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise), rule=erases, runs=run_ids(a, sgd)))
         else:
             main = f"{spread_estimate(a, noise).mean:.1f} pp on the main σ_w grid (1 seed)"
             claims.append(Claim(claim, paper, f"quick σ_w grid: {ours(q, quick_sgd)}; {main}",
-                                erases(q, quick_sgd, noise)))
+                                erases(q, quick_sgd, noise), rule=erases, runs=run_ids(q, quick_sgd, a)))
     longer = []
     for a in long_clock if quick_sgd is not None else ():
         short = by_key.get(arm_key(a))
@@ -218,7 +257,8 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         claims.append(Claim(f"{name} at a longer clock largely erases it (η = {a.config.lr:g}, {a.config.epochs} "
                             f"epochs: {clock} = {value:.3g} over the run; quick σ_w grid)",
                             f"qualitative (T_adapt = {paper_clock:,.4g} in the book's reconstruction of the "
-                            "paper's run)", ours(a, quick_sgd), erases(a, quick_sgd, noise)))
+                            "paper's run)", ours(a, quick_sgd), erases(a, quick_sgd, noise), rule=erases,
+                            runs=run_ids(a, quick_sgd), key=f"{name} at a longer clock largely erases it"))
     if "msgd" in by_key:
         m = by_key["msgd"]
         raw, grow = m.run_clock()[1], 1 / (1 - heavy_ball_momentum(m.config)) ** 2
@@ -226,24 +266,27 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
                             f"{spread_estimate(m, noise).mean:.1f} pp vs SGD {sgd_spread.mean:.1f} pp; T_SGD = "
                             f"{raw:.3g} over the run at the raw η, as SGD's {sgd.run_clock()[1]:.3g}, or "
                             f"{raw * grow:.3g} at its effective step η/(1−μ) = {effective_lr(m.config):g}",
-                            "n/a (not in the paper)"))
+                            not_in_paper(), rule=not_in_paper, runs=run_ids(m, sgd)))
 
     def radial(arm_list: Sequence[Arm]) -> str:
-        return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, {a.config.epochs} epochs) "
-                         f"{a.radial_memory:.2f}" for a in arm_list)
+        return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, "
+                         f"{config_part(a.config, 'epochs')}) {a.radial_memory:.2f}" for a in arm_list)
 
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
         claims.append(Claim("adaptive methods drive the weights to a common norm", "qualitative (secondary)",
-                            f"R: {radial(adaptive)}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive)))
+                            f"R: {radial(adaptive)}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive),
+                            rule=common_norm, runs=run_ids(*adaptive, sgd)))
     adaptive_longer = [a for a in longer if a.config.optimizer in ("adam", "adamw")]
     if adaptive_longer:
         claims.append(Claim("adaptive methods drive the weights to a common norm, at the longer clocks above",
                             "qualitative (secondary)", f"R on the quick σ_w grid: {radial(adaptive_longer)}; SGD "
-                            f"{quick_sgd.radial_memory:.2f}", common_norm(adaptive_longer)))
+                            f"{quick_sgd.radial_memory:.2f}", common_norm(adaptive_longer), rule=common_norm,
+                            runs=run_ids(*adaptive_longer, quick_sgd)))
     return claims
 
 
+@rule("KEEPS_FRACTION")
 def keeps_spread(short: Arm, long: Arm) -> str:
     """:func:`condition` on both; then ``qualitatively`` when the longer arm keeps more than ``KEEPS_FRACTION``
     of the shorter one's selected and last-epoch spreads, else ``no``."""
@@ -254,16 +297,20 @@ def keeps_spread(short: Arm, long: Arm) -> str:
     return "qualitatively" if kept else "no"
 
 
+@rule("ERASED_PP", "ERASES_FRACTION", "NOISE_SIGMAS")
 def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> str:
-    """:func:`condition` on both; ``no: within noise`` unless the baseline's spread exceeds the L2 arm's beyond
-    noise (:func:`beyond_noise`); then ``yes`` below ``ERASED_PP``; ``qualitatively: k× smaller, not ≈ 0.3 pp``
-    below ``ERASES_FRACTION`` of the baseline's spread; else ``no``."""
-    unmet = condition(base, both)
+    """:func:`condition` on both and an error bar (:func:`unjudged`); ``no: L2 raised the spread`` when the L2
+    arm's spread exceeds the baseline's beyond noise, ``not resolved: within noise`` unless the baseline's exceeds
+    the L2 arm's beyond noise (:func:`beyond_noise`); then ``yes`` below ``ERASED_PP``;
+    ``qualitatively: k× smaller, not ≈ 0.3 pp`` below ``ERASES_FRACTION`` of the baseline's spread; else ``no``."""
+    d = spread_difference(base, both, noise)
+    unmet = condition(base, both) or unjudged(d)
     if unmet:
         return unmet
-    d = spread_difference(base, both, noise)
-    if not (d.value > 0 and beyond_noise(d)):
-        return "no: within noise"
+    if not beyond_noise(d):
+        return "not resolved: within noise"
+    if d.value < 0:
+        return "no: L2 raised the spread"
     if both.spread_pp < ERASED_PP:
         return "yes"
     ratio = both.spread_pp / base.spread_pp
@@ -278,11 +325,13 @@ def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> bool:
     return drop.value > 0 and beyond_noise(drop) and not any(d.value < 0 and beyond_noise(d) for d in steps)
 
 
+@rule("NOISE_SIGMAS")
 def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> str:
     """Per row (one learning rate and length, arms in rising lambda, lambda = 0 first): :func:`condition` on
-    every arm; then ``qualitatively`` when the spread :func:`falls` along every row, ``partly: only ...`` along
-    some, else ``no``."""
-    unmet = condition(*[a for r in rows.values() for a in r])
+    every arm and an error bar on every step (:func:`unjudged`); then ``qualitatively`` when the spread
+    :func:`falls` along every row, ``partly: only ...`` along some, else ``no``."""
+    unmet = condition(*[a for r in rows.values() for a in r]) or unjudged(
+        *[spread_difference(x, y, noise) for r in rows.values() for x, y in itertools.pairwise(r)])
     if unmet:
         return unmet
     falling = [name for name, r in rows.items() if falls(r, noise)]
@@ -291,32 +340,48 @@ def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> s
     return f"partly: only {', '.join(falling)}" if falling else "no"
 
 
+@rule("NOISE_SIGMAS")
 def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
     """fibook's hypothesis that the L2 term itself erases memory, on an arm and its lambda = 0 control at the same
-    rate and length: :func:`condition` on both; ``yes`` when the control's spread exceeds the L2 arm's beyond
-    noise, ``no: within noise`` or ``no: L2 raised the spread`` otherwise."""
-    unmet = condition(control, with_l2)
+    rate and length: :func:`condition` on both and an error bar (:func:`unjudged`); ``yes`` when the control's
+    spread exceeds the L2 arm's beyond noise, ``no: L2 raised the spread`` when the L2 arm's exceeds the
+    control's beyond noise, else ``not resolved: within noise``."""
+    d = spread_difference(control, with_l2, noise)
+    unmet = condition(control, with_l2) or unjudged(d)
     if unmet:
         return unmet
-    d = spread_difference(control, with_l2, noise)
     if not beyond_noise(d):
-        return "no: within noise"
+        return "not resolved: within noise"
     return "yes" if d.value > 0 else "no: L2 raised the spread"
 
 
+@rule("RANK_AGREES", "NOISE_SIGMAS")
 def rises_with_batch(rho: float | None, rise: Difference | None) -> str:
     """``qualitatively`` when the rank correlation of spread with batch size exceeds ``RANK_AGREES`` and the
     spread at the largest batch exceeds the one at the smallest beyond noise (``rise``, :func:`beyond_noise`);
-    else ``no``."""
-    grows = rise is not None and rise.value > 0 and beyond_noise(rise)
-    return "qualitatively" if rho is not None and rho > RANK_AGREES and grows else "no"
+    else ``no``. ``not tested`` without a rank correlation (fewer than three batch sizes whose selected
+    predictors interpolate) or without an error bar on ``rise`` (:func:`unjudged`)."""
+    if rho is None or rise is None:
+        return "not tested: no rank correlation (fewer than three batch sizes whose selected predictors interpolate)"
+    unmet = unjudged(rise)
+    if unmet:
+        return unmet
+    grows = rise.value > 0 and beyond_noise(rise)
+    return "qualitatively" if rho > RANK_AGREES and grows else "no"
 
 
-def _row(claim: str, paper: str, finished: Finished, needed: bool, ours: Callable[[], tuple[str, str]]) -> Claim:
-    """A claim measured on ``finished``'s arms, or ``not tested yet`` while they are not all there."""
+def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Callable,
+         ours: Callable[[], tuple[str, str, Sequence[Arm]]], needs: str) -> Claim:
+    """A claim measured on ``finished``'s arms by rule ``decide`` (``ours()``: the text, the verdict and the arms
+    it read) when the arms it ``needs`` are there (``needed``); else, under the same rule, ``not tested yet`` while
+    the experiment runs, or ``not tested: ...`` when it has finished on a grid without them."""
     if not needed:
-        return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet")
-    return Claim(claim, paper, *ours())
+        if finished.finished_runs < finished.total_runs:
+            return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet", rule=decide)
+        return Claim(claim, paper, f"{finished.line}", f"not tested: the grid of this scale lacks {needs}",
+                     rule=decide, runs=run_ids(*finished.arms))
+    text, verdict, used = ours()
+    return Claim(claim, paper, text, verdict, rule=decide, runs=run_ids(*used))
 
 
 def l2_rows(l2_clock: Finished) -> dict[str, list[Arm]]:
@@ -350,25 +415,26 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 f"{longest.spread_pp:.1f} pp (difference {spread_difference(longest, short, noise)}), last epoch "
                 f"{short.final_spread_pp:.1f} → {longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → "
                 f"{longest.radial_memory:.2f}, selected epochs {short.epoch_range()} and {longest.epoch_range()} "
-                f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest)
+                f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest), long_arms
 
     def large_rate_l2():
         return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.clock()[1]:.3g} at the selected checkpoints; "
                 f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp (difference "
                 f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
-            l2_erases(base, both, noise)
+            l2_erases(base, both, noise), (base, both)
 
     def more_l2():
         per_row = "; ".join(f"{name}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp at λ = "
                             + ", ".join(f"{a.config.weight_decay:g}" for a in r) for name, r in rows.items())
-        return f"{per_row} ({where(l2_clock, ('arch',))})", falls_with_l2(rows, noise)
+        return f"{per_row} ({where(l2_clock, ('arch',))})", falls_with_l2(rows, noise), \
+            [a for r in rows.values() for a in r]
 
     def l2_itself():
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
         return (f"{control.label} → {strongest.label}: {control.spread_pp:.1f} → "
                 f"{strongest.spread_pp:.1f} pp (difference {spread_difference(control, strongest, noise)}; "
                 f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
-            l2_lowers(control, strongest, noise)
+            l2_lowers(control, strongest, noise), (control, strongest)
 
     def batches():
         fit = [a for a in batch_arms if a.interpolates_at_selection]
@@ -379,25 +445,27 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
                 + ("" if rise is None else f", largest − smallest b: {rise}")
                 + (f" ({', '.join(left_out)} left out: selected predictor does not interpolate)" if left_out else "")
-                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise)
+                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise), batch_arms
 
     return [
         _row("training much longer leaves the spread", "26.5 pp at 300 epochs, ≈ 26 pp after 5,000 (secondary)", long,
-             len(long_arms) >= 2, longer),
+             len(long_arms) >= 2, keeps_spread, longer, "two lengths"),
         _row("a larger learning rate with L2 erases the memory",
              "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)", l2,
-             bool(base and both), large_rate_l2),
+             bool(base and both), l2_erases, large_rate_l2, "the smallest rate without L2 and the largest with it"),
         _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
-             "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), more_l2),
+             "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), falls_with_l2, more_l2,
+             "a row of one rate and length with λ = 0 and λ > 0"),
         _row("the L2 term itself lowers the spread (against λ = 0 at the same η and length)",
              "fibook's hypothesis: the paper credits a larger learning rate plus explicit L2; no λ = 0 control "
              "is among the figures available here (abstract, secondary summaries)",
-             l2_clock, bool(rows), l2_itself),
+             l2_clock, bool(rows), l2_lowers, l2_itself, "a row of one rate and length with λ = 0 and λ > 0"),
         _row("larger batches forget more slowly (larger spread)", "qualitative (secondary)", batch,
-             len(batch_arms) >= 3, batches),
+             len(batch_arms) >= 3, rises_with_batch, batches, "three batch sizes (a trend needs three)"),
     ]
 
 
+@rule()
 def matches_quoted(value: float, quoted: str) -> str:
     """``consistent`` when ``value`` rounded to two significant digits equals the paper's quoted figure (e.g.
     7.3e-4), else ``no``. Not a confirmation: the setting that gives ``value`` was reconstructed from the quoted
@@ -406,10 +474,20 @@ def matches_quoted(value: float, quoted: str) -> str:
         else "no"
 
 
-def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> bool:
-    """Whether a loss is invariant to scaling one weight: every ``|L(cW) - L(W)|`` (``losses[0]`` at c = 1 or
-    any reference c) and every ``|cos(grad L, W)|`` below ``INVARIANCE_TOL`` (float64)."""
-    return all(abs(v - losses[0]) < INVARIANCE_TOL for v in losses) and all(abs(c) < INVARIANCE_TOL for c in cosines)
+@rule("INVARIANCE_TOL")
+def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> str:
+    """``yes`` when a loss is invariant to scaling one weight: every ``|L(cW) - L(W)|`` (``losses[0]`` at c = 1 or
+    any reference c) and every ``|cos(grad L, W)|`` below ``INVARIANCE_TOL`` (float64); else ``no``."""
+    invariant = all(abs(v - losses[0]) < INVARIANCE_TOL for v in losses) and \
+        all(abs(c) < INVARIANCE_TOL for c in cosines)
+    return "yes" if invariant else "no"
+
+
+@rule("LOGIT_FLOOR")
+def scales_logits(logit_error: float) -> str:
+    """``yes`` when sigma_w only scales the initial logits: relative deviation from sigma_w logits(1) below
+    ``LOGIT_FLOOR`` (float32); else ``no``."""
+    return "yes" if logit_error < LOGIT_FLOOR else "no"
 
 
 def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosines: Sequence[float],
@@ -420,52 +498,108 @@ def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosine
     invariant = scale_invariant(losses, cosines)
     return [
         Claim("T_SGD of the headline run (η = 1e-3, b = 128, 300 epochs of 40,000 images)", "7.3e-4",
-              f"{t_sgd:.3g} (arithmetic, drop_last)", matches_quoted(t_sgd, "7.3e-4")),
-        Claim("T_SGD after 5,000 epochs", "1.2e-2", f"{t_long:.3g} (arithmetic)", matches_quoted(t_long, "1.2e-2")),
+              f"{t_sgd:.3g} (arithmetic, drop_last)", matches_quoted(t_sgd, "7.3e-4"), rule=matches_quoted),
+        Claim("T_SGD after 5,000 epochs", "1.2e-2", f"{t_long:.3g} (arithmetic)", matches_quoted(t_long, "1.2e-2"),
+              rule=matches_quoted),
         Claim("BatchNorm makes the loss scale-invariant in each conv weight", "mechanism (fibook's reading)",
               "L(cW) = L(W) to 1e-9, |cos(∇L, W)| < 1e-9 for c = 0.1, 1, 10 (float64, width-4 ResNet-9)"
-              if invariant else "L(cW) or cos(∇L, W) moved with c (float64, width-4 ResNet-9)",
-              "yes" if invariant else "no"),
+              if invariant == "yes" else "L(cW) or cos(∇L, W) moved with c (float64, width-4 ResNet-9)",
+              invariant, rule=scale_invariant),
         Claim("at initialization σ_w only scales the logits", "mechanism (fibook's reading)",
               f"logits(σ_w) = σ_w · logits(1) to {below(logit_error, LOGIT_FLOOR)} relative with BatchNorm ε "
               f"negligible (float32, {scale} ResNet-9 w{width}, training-mode BatchNorm)",
-              "yes" if logit_error < LOGIT_FLOOR else "no"),
+              scales_logits(logit_error), rule=scales_logits),
     ]
 
 
-def above_seed_noise(seed_spreads: Sequence[float], seed_std_pp: Sequence[float]) -> bool:
-    """Whether the mean over seeds of the spread exceeds ``NOISE_MULTIPLE`` times the largest per-sigma_w
-    standard deviation over seeds."""
-    return float(np.mean(seed_spreads)) > NOISE_MULTIPLE * max(seed_std_pp)
+@rule("LARGE_SPREAD_PP")
+def large_spread(arm: Arm) -> str:
+    """:func:`condition`; then ``qualitatively`` when the spread is at least ``LARGE_SPREAD_PP`` (at most
+    qualitatively: the paper's 26.5 pp is CIFAR-10 over 300 epochs), else ``no``."""
+    return condition(arm) or ("qualitatively" if arm.spread_pp >= LARGE_SPREAD_PP else "no")
 
 
-def sgd_remembers_claims(arm: Arm, noise: Finished, scale: str) -> list[Claim]:
-    """The ``sgd_remembers`` chapter's rows: spread at least ``LARGE_SPREAD_PP``, every sigma_w's selected
-    predictor interpolating,
-    radial memory above ``RADIAL_KEPT``, and the spread against seed noise (:func:`above_seed_noise`, on the
-    ``seed_noise`` experiment's one arm once it has finished)."""
+@rule()
+def every_sigma_interpolates(arm: Arm) -> str:
+    """``yes`` when every sigma_w's selected predictor (every seed's) fits the training set, else ``no: selected
+    before it fits the training set at sigma_w = ...``."""
+    if arm.interpolates_at_selection:
+        return "yes"
+    return "no: selected before it fits the training set at σ_w = " + ", ".join(
+        f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)
+
+
+@rule("RADIAL_KEPT")
+def radial_kept(arm: Arm) -> str:
+    """``yes`` when the radial memory R exceeds ``RADIAL_KEPT``, else ``no``; ``not tested`` without an R (fewer
+    than two sigma_w that did not diverge)."""
+    if np.isnan(arm.radial_memory):
+        return "not tested: no radial memory (fewer than two σ_w that did not diverge)"
+    return "yes" if arm.radial_memory > RADIAL_KEPT else "no"
+
+
+@rule("NOISE_MULTIPLE")
+def above_seed_noise(seeds: Arm) -> str:
+    """On an arm run over several seeds: :func:`condition`; ``not tested`` with fewer than two complete seeds;
+    then ``yes`` when the mean over seeds of the per-seed spread (:func:`~fibook.forgetting.analysis.seed_spreads`)
+    exceeds ``NOISE_MULTIPLE`` times the largest per-sigma_w standard deviation over seeds, else ``no``."""
+    per_seed, seed_std = list(seed_spreads(seeds).values()), list(seed_std_pp(seeds).values())
+    unmet = condition(seeds)
+    if unmet:
+        return unmet
+    if len(per_seed) < 2 or any(np.isnan(seed_std)):
+        return "not tested: fewer than two seeds at some σ_w, so no seed-to-seed variation to compare with"
+    return "yes" if float(np.mean(per_seed)) > NOISE_MULTIPLE * max(seed_std) else "no"
+
+
+HEADLINE = "low-LR SGD keeps a large test-accuracy spread across σ_w"
+SEED_NOISE = ("the spread is far larger than seed-to-seed variation (verdict: mean spread > 3 × the largest "
+              "per-σ_w seed std)")
+LATE_READING = ", read over the second half of training (the selection the rest of Part I uses)"
+
+
+def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: Finished,
+                         scale: str) -> list[Claim]:
+    """The ``sgd_remembers`` chapter's rows, each run read at its validation-selected checkpoint (``arm``,
+    ``noise``) and again over the second half of training (``late_arm``, ``late_noise``, selection ``late``):
+    the spread (:func:`large_spread`), every sigma_w's selected predictor interpolating
+    (:func:`every_sigma_interpolates`), radial memory (:func:`radial_kept`), and the spread against seed noise
+    (:func:`above_seed_noise`, on the ``seed_noise`` experiment's one arm once it has finished). Every spread row
+    needs every sigma_w's selected predictor to interpolate (:func:`condition`)."""
     where = setting(arm.config, scale, show=("arch", "epochs", "lr"))
-    rows = [
-        Claim("low-LR SGD keeps a large test-accuracy spread across σ_w", "26.5 pp (CIFAR-10, ResNet-9, 300 ep)",
-              f"{arm.spread_pp:.1f} pp ({where})", "qualitatively" if arm.spread_pp >= LARGE_SPREAD_PP else "no"),
+    paper = "26.5 pp (CIFAR-10, ResNet-9, 300 ep)"
+
+    def headline(a: Arm, late: bool) -> Claim:
+        return Claim(HEADLINE + (LATE_READING if late else ""),
+                     "the paper reads the whole run only" if late else paper,
+                     f"{a.spread_pp:.1f} pp ({where}; {interpolating(a)})", large_spread(a), rule=large_spread,
+                     runs=run_ids(a))
+
+    def seed_row(f: Finished, late: bool) -> Claim:
+        claim = SEED_NOISE + (LATE_READING if late else "")
+        if not f.arms:
+            return Claim(claim, "seed noise not reported", f"not finished ({f.progress})", "not tested yet",
+                         rule=above_seed_noise)
+        (seeds,) = f.arms
+        per_seed, seed_std = seed_spreads(seeds), [v for v in seed_std_pp(seeds).values() if not np.isnan(v)]
+        std = f"per-σ_w seed std ≤ {max(seed_std):.2f} pp" if seed_std else "no seed std (one seed)"
+        return Claim(claim, "seed noise not reported",
+                     f"spread {np.mean(list(per_seed.values())):.1f} pp (mean of {len(per_seed)} seeds) vs {std} "
+                     f"(quick grid; {interpolating(seeds)})", above_seed_noise(seeds), rule=above_seed_noise,
+                     runs=run_ids(seeds))
+
+    return [
+        headline(arm, False),
+        headline(late_arm, True),
         Claim("every σ_w's selected predictor interpolates", "yes (≥ 99.5 % train acc)",
               f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w at the selected checkpoint "
-              f"({sum(arm.interpolated)} reach 99.5 % at some epoch)",
-              "yes" if arm.interpolates_at_selection else "no: selected before it fits the training set at σ_w = "
-              + ", ".join(f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)),
+              f"({sum(arm.interpolated)} reach 99.5 % at some epoch)", every_sigma_interpolates(arm),
+              rule=every_sigma_interpolates, runs=run_ids(arm)),
         Claim("the final weight norm stays tied to σ_w under SGD", "qualitative (secondary)",
-              f"radial memory R = {arm.radial_memory:.2f}", "yes" if arm.radial_memory > RADIAL_KEPT else "no"),
+              f"radial memory R = {arm.radial_memory:.2f}", radial_kept(arm), rule=radial_kept, runs=run_ids(arm)),
+        seed_row(noise, False),
+        seed_row(late_noise, True),
     ]
-    claim = ("the spread is far larger than seed-to-seed variation (verdict: mean spread > 3 × the largest "
-             "per-σ_w seed std)")
-    if not noise.arms:
-        return rows + [Claim(claim, "seed noise not reported", f"not finished ({noise.progress})", "not tested yet")]
-    (seeds,) = noise.arms
-    per_seed, seed_std = seed_spreads(seeds), seed_std_pp(seeds)
-    return rows + [Claim(claim, "seed noise not reported",
-                         f"spread {np.mean(list(per_seed.values())):.1f} pp (mean of {len(per_seed)} seeds) vs "
-                         f"per-σ_w seed std ≤ {max(seed_std.values()):.2f} pp (quick grid)",
-                         "yes" if above_seed_noise(list(per_seed.values()), list(seed_std.values())) else "no")]
 
 
 def late_rise_pp(arm: Arm) -> float:
@@ -477,6 +611,7 @@ def late_rise_pp(arm: Arm) -> float:
     return 100 * float(np.mean([r.history["train_acc"][e] - r.history["train_acc"][start] for r in runs]))
 
 
+@rule("STILL_RISING_PP")
 def deep_nets_fail(deep: Sequence[Arm]) -> str:
     """``qualitatively`` when no deeper ResNet interpolates at the largest sigma_w of its grid and none of them is
     still rising there (train accuracy up by at most ``STILL_RISING_PP`` over the last quarter, :func:`late_rise_pp`);
@@ -498,28 +633,39 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
     deep = [a for a in arms if a.config.arch != "resnet9"]
     claim, paper = "deep ResNets at large σ_w fail to interpolate", "ResNet-56/110 (secondary)"
     if not deep:
-        return [Claim(claim, paper, f"not finished ({depth.progress})", "not tested yet")]
+        return [Claim(claim, paper, f"not finished ({depth.progress})", "not tested yet", rule=deep_nets_fail)]
     ours = "; ".join(f"{a.config.arch}: interpolates at {sum(a.interpolated)} of {len(a.sigmas)} σ_w"
                      for a in arms)
     return [Claim(claim, paper, f"{ours} ({setting(arms[0].config, scale, show=('epochs', 'lr'))})",
-                  deep_nets_fail(deep))]
+                  deep_nets_fail(deep), rule=deep_nets_fail, runs=run_ids(*arms))]
 
 
+@rule("CLOCK_RHO", "NOISE_SIGMAS")
 def falls_with_clock(rho: float | None, drop: Difference | None) -> str:
     """``qualitatively`` at rho <= ``CLOCK_RHO`` with the spread at the smallest clock above the one at the
     largest beyond noise (``drop``, :func:`beyond_noise`); ``weakly`` for any other rho < 0; ``no`` from 0 up;
-    ``not tested yet`` without a correlation (fewer than three included arms)."""
+    ``not tested`` without a correlation (fewer than three included arms) or without an error bar on ``drop``
+    (:func:`unjudged`)."""
     if rho is None or drop is None:
-        return "not tested yet"
+        return "not tested: no rank correlation (fewer than three arms count on this clock)"
+    unmet = unjudged(drop)
+    if unmet:
+        return unmet
     if rho <= CLOCK_RHO and drop.value > 0 and beyond_noise(drop):
         return "qualitatively"
     return f"weakly (ρ = {rho:+.2f}{'' if rho <= CLOCK_RHO else ' > −0.5'}, drop {drop})" if rho < 0 else "no"
 
 
-def collapses(d: Difference) -> str:
-    """Two arms at one clock reached by different rates or lengths: ``yes`` when their spreads agree within
-    noise (not :func:`beyond_noise`), else ``no``."""
-    return "no" if beyond_noise(d) else "yes"
+@rule("NOISE_SIGMAS")
+def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> str:
+    """Two arms at one clock reached by different rates or lengths: :func:`condition` on both and an error bar
+    (:func:`unjudged`); ``no`` when their spreads differ beyond noise (:func:`beyond_noise`), else ``not
+    resolved: within noise`` (no equivalence margin is set, so agreeing within noise does not show them equal)."""
+    d = spread_difference(a, b, noise)
+    unmet = condition(a, b) or unjudged(d)
+    if unmet:
+        return unmet
+    return "no" if beyond_noise(d) else "not resolved: within noise (no equivalence margin is set)"
 
 
 CLOCK_CLAIMS = (
@@ -554,12 +700,16 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
                 + ("n/a" if rho is None else f"{rho:+.2f}")
                 + ("" if drop is None else f"; smallest − largest clock: {drop}"))
         rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
-                          falls_with_clock(rho, drop)))
+                          falls_with_clock(rho, drop), rule=falls_with_clock,
+                          runs=run_ids(*[p.arm for p in points if p.clock == clock])))  # left out ones too
+    numbered: Counter = Counter()  # the pairs of one clock and mechanism, numbered in clock order
     for p, q in equal_clock_pairs(points):
         d = spread_difference(p.arm, q.arm, noise)
+        numbered[p.clock, p.mechanism] += 1
         rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
                           "the paper's organising idea (clocks, not epochs)",
                           f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
                           f"selected checkpoints): {p.spread.mean:.1f} vs {q.spread.mean:.1f} pp (difference {d}) "
-                          f"({where})", condition(p.arm, q.arm) or collapses(d)))
+                          f"({where})", collapses(p.arm, q.arm, noise), rule=collapses, runs=run_ids(p.arm, q.arm),
+                          key=f"equal {p.clock}, equal spread: {p.mechanism}, pair {numbered[p.clock, p.mechanism]}"))
     return rows

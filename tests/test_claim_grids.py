@@ -1,0 +1,95 @@
+"""Every Part I verdict on grids of every shape the scales run (2 or 6 sigma_w, 1 or 3 seeds, 2 or 300 epochs):
+each row gives a verdict of :data:`fibook.verdicts.VERDICTS` (no exception, no nan), names the rule that decided
+it with that rule's thresholds, and the runs it read."""
+
+import re
+
+import pytest
+from synthetic import grid_records
+
+from fibook.forgetting import analysis, claims
+from fibook.forgetting.analysis import Finished, NoiseFloor
+from fibook.verdicts import verdict_class
+
+SHAPES = {"2 σ_w, 1 seed, 2 epochs": ((0.1, 2.5), (0,), 2),
+          "6 σ_w, 3 seeds, 300 epochs": ((0.1, 0.224, 0.5, 1.0, 2.5, 5.0), (0, 1, 2), 300)}
+NOISE = NoiseFloor(seed_std_pp=0.3, spread_std_pp=0.5, n_test=3000, seeds=3)
+# the rules that compare spreads, which need every selected predictor to interpolate (claims.condition)
+SPREAD_RULES = ("erases", "keeps_spread", "l2_erases", "falls_with_l2", "l2_lowers", "rises_with_batch",
+                "large_spread", "above_seed_noise", "falls_with_clock", "collapses")
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+def make(shape, spread, show=("optimizer", "lr", "weight_decay"), longer=1, **kw):
+    """An arm of ``shape`` (its epochs times ``longer``)."""
+    sigmas, seeds, epochs = SHAPES[shape]
+    (a,) = analysis.arms(grid_records(spread, sigmas, seeds, epochs * longer, **kw), show=show)
+    return a
+
+
+def finished(*arm_list):
+    runs = sum(len(a.records) for a in arm_list)
+    return Finished("x", "smoke", list(arm_list), runs, runs, len(arm_list))
+
+
+def rows_of_every_chapter(shape, noise, tau):
+    def a(spread, **kw):
+        return make(shape, spread, tau=tau, **kw)
+
+    sgd, late = a(10.0), a(9.0)
+    opt = [sgd, a(3.0, optimizer="adam", lr=1e-3), a(2.0, optimizer="adamw", lr=1e-3, wd=0.01),
+           a(4.0, optimizer="muon", lr=0.02), a(9.0, optimizer="msgd"), a(1.0, lr=0.1, wd=0.05)]
+    long_clock = [a(1.0, optimizer="adam", lr=1e-2, longer=2)]
+    out = {"optimizers": claims.optimizer_claims(opt, "smoke", noise, long_clock=long_clock, quick_sgd=sgd,
+                                                 quick=opt)}
+    l2 = finished(a(10.0, lr=0.01), a(2.0, lr=0.1), a(1.5, lr=0.1, wd=0.06), a(5.0, lr=0.01, wd=0.06))
+    l2_clock = finished(a(10.0), a(8.0, wd=0.01), a(5.0, wd=0.06))
+    batch = finished(*(a(s, batch_size=b) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
+    longer = finished(sgd, a(9.0, longer=2))
+    out["time_lr_l2_batch"] = claims.time_l2_batch_claims(longer, l2, l2_clock, batch, [0.01, 0.1], [0.0, 0.06],
+                                                          "smoke", noise)
+    out["sgd_remembers"] = claims.sgd_remembers_claims(sgd, finished(sgd), late, finished(late), "smoke")
+    deep = [a(2.0, show=("arch",), arch=arch) for arch in ("resnet9", "resnet20")]
+    out["depth"] = claims.depth_claims(finished(*deep), "smoke")
+    points = [analysis.clock_point("x", p, noise) for p in opt + long_clock + [a(6.0, optimizer="adam", lr=2e-3)]]
+    out["clocks"] = claims.clock_claims(points, noise, "smoke")
+    return out
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("noise", [NOISE, None], ids=["noise floor", "no noise floor"])
+@pytest.mark.parametrize("tau", [1, None], ids=["interpolating", "not interpolating"])
+def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, noise, tau):
+    for chapter, rows in rows_of_every_chapter(shape, noise, tau).items():
+        assert rows, chapter
+        for r in rows:
+            verdict_class(r.agrees)
+            assert not NAN.search(r.ours) and not NAN.search(r.agrees), (chapter, r)
+            assert r.rule.startswith("fibook.forgetting.claims."), (chapter, r.claim)
+            decided_by = getattr(claims, r.rule.rsplit(".", 1)[1])  # a marked rule, its thresholds recorded
+            assert r.thresholds == {c: getattr(claims, c) for c in decided_by.thresholds}, (chapter, r.claim)
+            assert r.runs, (chapter, r.claim)
+            assert r.record(chapter, "smoke")["verdict"] == r.verdict
+            if tau is None and r.rule.rsplit(".", 1)[1] in SPREAD_RULES:  # nothing fits: no spread is judged
+                assert r.verdict == "not tested", (chapter, r.claim, r.agrees)
+        keys = [r.key for r in rows]
+        assert len(keys) == len(set(keys)), chapter
+
+
+def test_one_seed_without_a_noise_floor_cannot_judge_a_difference():
+    rows = {r.claim: r for r in rows_of_every_chapter("2 σ_w, 1 seed, 2 epochs", None, 1)["optimizers"]}
+    adam = rows["Adam largely erases the σ_w dependence"]
+    assert adam.agrees.startswith("not tested: no error bar") and "no error bar: no pooled seed std" in adam.ours
+    assert adam.thresholds == {"ERASES_FRACTION": 0.5, "NOISE_SIGMAS": 2.0}
+
+
+def test_three_seeds_judge_differences_paired_without_a_noise_floor():
+    rows = {r.claim: r for r in rows_of_every_chapter("6 σ_w, 3 seeds, 300 epochs", None, 1)["optimizers"]}
+    assert rows["Adam largely erases the σ_w dependence"].agrees == "qualitatively"
+
+
+def test_the_equal_clock_rows_are_keyed_by_mechanism_and_number_not_by_rate():
+    rows = rows_of_every_chapter("2 σ_w, 1 seed, 2 epochs", NOISE, 1)["clocks"]
+    pairs = [r for r in rows if r.claim.startswith("equal")]
+    assert pairs and all(re.fullmatch(r"equal T_\w+, equal spread: [\w +]+, pair \d+", r.key) for r in pairs)
+    assert all(r.rule == "fibook.forgetting.claims.collapses" for r in pairs)
