@@ -22,7 +22,8 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
 ``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
                                    paired difference lies below (above) 0, else "within noise"; one that
                                    diverges on more draws is worse; a schedule helps ("yes") when it is better
-                                   in more settings than worse
+                                   in more settings than worse ("partly" on a tie, "not resolved" when better
+                                   and worse nowhere)
 ``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6

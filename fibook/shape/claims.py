@@ -28,7 +28,8 @@ Chapters "Scale and shape in diagonal networks" (:func:`diagonal_claims`) and "B
 =================================  ==========================================================================
 
 Figure 7.1's two regimes are read against the midpoint between the min-ℓ1 and min-ℓ2 errors, the level that also
-defines the transition (:func:`kernel_to_rich`).
+defines the transition (:func:`kernel_to_rich`); where min-ℓ1 is not better than min-ℓ2 on the data (too few
+examples for it to recover the teacher) neither the regimes nor the transition are tested.
 """
 
 from __future__ import annotations
