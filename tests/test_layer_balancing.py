@@ -119,10 +119,15 @@ def test_a_run_whose_every_draw_diverged_summarises_to_nan_without_a_warning():
         assert run.diverged.all()
         assert np.isnan(run.mean).all() and np.isnan(run.train_mean).all() and np.isnan(run.sem).all()
         assert np.isnan(run.rates).all()
+        assert run.final_text() == run.final_text(train=True) == "every draw diverged"
     assert run.rates.shape == lb.run_schedule("uniform", 1.0, 4, setting, 16, 2).rates.shape
     one = lb.ScheduleRun("uniform", 1.0, None, np.ones((3, 2)), np.ones((3, 2)), np.ones((2, 2)),
                          np.array([False, True]))
     assert one.mean.tolist() == [1.0] * 3 and one.sem.tolist() == [0.0] * 3
+    assert one.final_text() == "1.0000 (one draw)" and one.final_text(train=True) == "1.0000"
+    two = lb.ScheduleRun("uniform", 1.0, None, np.array([[1.0, 1.0], [0.2, 0.4]]), np.ones((2, 2)), np.ones((1, 2)),
+                         np.array([False, False]))
+    assert two.final_text() == "0.3000 ± 0.1000"
 
 
 def test_tuning_takes_the_lowest_non_diverging_candidate_on_its_own_problems():

@@ -24,22 +24,39 @@ def slope(value, half=0.01):
     return claims.Slope(value, half, 5)
 
 
+SETTLED = (256, 362, 512, 724)  # four fitted widths from FIT_FROM on
+
+
+def rate(value, half=0.01):
+    """The arguments of a rate rule: a fitted slope over the SETTLED widths."""
+    return slope(value, half), SETTLED
+
+
+def test_a_rate_is_not_tested_when_fewer_than_four_fitted_widths_reach_256():
+    for rule in (claims.first_step_rate, claims.second_step_rate):
+        assert rule(slope(-0.5 if rule is claims.second_step_rate else -1.0), (255, 362, 512, 724, 1024)) == "yes"
+        assert rule(slope(-1.0), (255, 362, 512, 724)) == (
+            "not tested: 3 of the fitted widths h ∈ (255, 362, 512, 724) reach 256, below which the gap has not "
+            "settled (the rate needs 4)")
+        assert rule(slope(-0.5), (24, 32, 48, 64)).startswith("not tested: 0 of the fitted widths")
+
+
 def test_step_one_needs_a_slope_within_a_fifth_of_minus_one_and_an_interval_narrower_than_that():
-    assert claims.first_step_rate(slope(-1.2 + EPS)) == "yes" and claims.first_step_rate(slope(-0.8 - EPS)) == "yes"
-    assert claims.first_step_rate(slope(-1.2 - EPS)) == "no" and claims.first_step_rate(slope(-0.8 + EPS)) == "no"
-    assert claims.first_step_rate(slope(-1.0, 0.2 - EPS)) == "yes"
-    assert claims.first_step_rate(slope(-1.0, 0.2)) == "not resolved"
+    assert claims.first_step_rate(*rate(-1.2 + EPS)) == "yes" and claims.first_step_rate(*rate(-0.8 - EPS)) == "yes"
+    assert claims.first_step_rate(*rate(-1.2 - EPS)) == "no" and claims.first_step_rate(*rate(-0.8 + EPS)) == "no"
+    assert claims.first_step_rate(*rate(-1.0, 0.2 - EPS)) == "yes"
+    assert claims.first_step_rate(*rate(-1.0, 0.2)) == "not resolved"
 
 
 def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_a_negative_interval():
-    assert claims.second_step_rate(slope(-0.75 + EPS)) == "yes" and claims.second_step_rate(slope(-0.25 - EPS)) == "yes"
-    assert claims.second_step_rate(slope(-0.75 - EPS)) == "qualitatively"
-    assert claims.second_step_rate(slope(-0.25 + EPS)) == "qualitatively"
-    assert claims.second_step_rate(slope(-0.1, 0.1 - EPS)) == "qualitatively"
-    assert claims.second_step_rate(slope(-0.1, 0.1 + EPS)) == "no"
-    assert claims.second_step_rate(slope(EPS)) == "no"
-    assert claims.second_step_rate(slope(-0.5, 0.25 - EPS)) == "yes"
-    assert claims.second_step_rate(slope(-0.5, 0.25)) == "not resolved"
+    assert claims.second_step_rate(*rate(-0.75 + EPS)) == "yes" and claims.second_step_rate(*rate(-0.25 - EPS)) == "yes"
+    assert claims.second_step_rate(*rate(-0.75 - EPS)) == "qualitatively"
+    assert claims.second_step_rate(*rate(-0.25 + EPS)) == "qualitatively"
+    assert claims.second_step_rate(*rate(-0.1, 0.1 - EPS)) == "qualitatively"
+    assert claims.second_step_rate(*rate(-0.1, 0.1 + EPS)) == "no"
+    assert claims.second_step_rate(*rate(EPS)) == "no"
+    assert claims.second_step_rate(*rate(-0.5, 0.25 - EPS)) == "yes"
+    assert claims.second_step_rate(*rate(-0.5, 0.25)) == "not resolved"
 
 
 def test_log_slope_recovers_a_power_law_and_widens_its_interval_with_curvature():
@@ -72,6 +89,13 @@ def test_two_steps_rows_read_both_slopes_and_the_fitted_widths():
     assert rows[2].ours == "slope -0.50 ± 0.01 (95 %), h ∈ (256, 362, 512, 724) ('x')"
     assert rows[3].ours == "slope -0.10 ± 0.02 (same runs)"
     assert [r.agrees for r in rows] == ["yes", "yes", "no", "qualitatively"]
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["closed_forms_agree", "dominates_by_sqrt_h",
+                                                       "first_step_rate", "second_step_rate"]
+    assert rows[2].thresholds == {"STEP1_SLOPE": -1.0, "STEP1_TOL": 0.2, "FIT_FROM": 256, "MIN_FIT_WIDTHS": 4}
+    assert rows[0].thresholds == {"MC_LEVEL": 0.05} and all(r.key == r.claim and not r.runs for r in rows)
+    small = claims.two_steps_claims(small_scale(), z=[0.5], ratios=[1.0], slopes={1: slope(-1.0), 2: slope(-0.5)},
+                                    fit_widths=np.array([24.0, 32.0, 48.0, 64.0]))
+    assert [r.verdict for r in small] == ["yes", "yes", "not tested", "not tested"]
 
 
 def test_the_midpoint_is_a_min_or_a_max_only_against_both_neighbours():
@@ -144,6 +168,15 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
                             "step 2: equal (φ = 0.50, 3/3 draws)")
     assert [r.agrees for r in rows] == ["yes", "yes", "yes (lower edge)", "no (∝ h^0.67, as derived) (upper edge)",
                                         "yes"]
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["literal_transition"] * 2 + ["window_verdict"] * 2 + [
+        "robustness_agrees"]
+    assert rows[4].thresholds == {"DIVERGENCE_FACTOR": 1e3, "TIE_RTOL": 1e-9} and rows[2].thresholds == {
+        "WINDOW_TOL": 0.1}
+    assert rows[4].key == "the transition holds: toy"
+    wide = replace(holds, h=48)  # a run at another width than sim_width (24): the wide repeat of a case
+    rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
+                                       window_widths=(256, 1024, 4096, 16384), robust=[holds, wide])
+    assert rows[4].claim == rows[5].claim and rows[5].key == "the transition holds: toy, at the wide width"
     literal[(3, 1.0)] = (grid, curves(DIP, DIP))
     flipped = _case_result(np.stack([np.ones(5), 1 - bowl, 1 - bowl], axis=1)[:, :, None], (1, 2))
     rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
@@ -170,9 +203,12 @@ T1 = 12.706204736174707  # Student t quantile 0.975 with 1 degree of freedom
 
 
 def test_paired_intervals_decide_better_worse_within_noise_and_same_at_their_edges():
-    assert claims.paired_verdict(claims.paired(run(1e-9 * (1 - EPS)), run(0.0))) == "same"
-    assert claims.paired_verdict(claims.paired(run(1e-9 * (1 + EPS)), run(0.0))) == "worse"
-    assert claims.paired_verdict(claims.paired(run(-1e-9 * (1 + EPS)), run(0.0))) == "better"
+    def twice(x):  # two draws with one difference: no spread, so the interval is that difference itself
+        return claims.paired(run([x, x]), run([0.0, 0.0]))
+
+    assert claims.paired_verdict(twice(1e-9 * (1 - EPS))) == "same"
+    assert claims.paired_verdict(twice(1e-9 * (1 + EPS))) == "worse"
+    assert claims.paired_verdict(twice(-1e-9 * (1 + EPS))) == "better"
     # per-draw differences m + (-0.01, 0.01): sd 0.01414, se 0.01, half-width t_{0.975,1} * 0.01
     base = np.array([1.0, 5.0])  # large draw-to-draw spread that pairing removes
     half = T1 * 0.01
@@ -196,8 +232,14 @@ def test_divergence_is_left_out_of_the_pairs_and_decides_the_verdict_when_counts
     assert claims.paired_verdict(claims.paired(baseline, method)) == "better (diverges less)"
     both = run([0.5, np.nan, 0.5], diverged=[False, True, False])
     assert claims.paired_verdict(claims.paired(method, both)) == "better"
-    with pytest.raises(ValueError, match="every draw diverged"):
-        claims.paired(run(np.nan, diverged=[True]), run(0.5))
+    none = claims.paired(run(np.nan, diverged=[True]), run(0.5))
+    assert none.n == 0 and none.text() == "no pair (every draw diverged under one of the two)"
+    assert claims.paired_verdict(none) == "worse (diverges more)"
+    gone = run(np.nan, diverged=[True])
+    assert claims.paired_verdict(claims.paired(gone, gone)) == "not compared (no pair)"
+    one = claims.paired(run([0.9, np.nan], diverged=[False, True]), run([0.5, np.nan], diverged=[False, True]))
+    assert (one.n, one.mean, one.low, one.high) == (1, pytest.approx(0.4), -np.inf, np.inf)
+    assert one.text() == "+0.4000 (one pair: no interval)" and claims.paired_verdict(one) == "within noise"
 
 
 def _schedules(uniform, fixed, nb, rub):
@@ -213,9 +255,17 @@ def test_scheduler_rows_count_the_settings_each_schedule_wins():
                             "(paired over the same problems, 95% intervals; h = 12, 4 steps, 'x')")
     assert rows[1].ours == "norm balancing vs the tuned fixed pair: better in 0 of 3 settings, worse in 2"
     assert rows[2].ours == "RUB: better in 1 of 3 settings, worse in 0"
-    assert [r.agrees for r in rows] == ["mixed", "no", "our own result: yes", "consistent by construction"]
+    assert [r.agrees for r in rows] == ["partly: better in 1 setting and worse in as many", "no",
+                                        "our own result: yes", "consistent by construction"]
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["balancing_helps"] * 3 + ["not_thresholded"]
+    assert rows[0].thresholds == {"SAME_TOL": 1e-9, "CONFIDENCE": 0.95, "DIVERGENCE_FACTOR": 1e3}
     assert claims.balancing_helps(["better", "better (diverges less)", "worse"]) == "yes"
     assert claims.balancing_helps(["better", "worse (diverges more)", "worse", "same"]) == "no"
+    assert claims.balancing_helps(["better", "worse", "within noise"]) == (
+        "partly: better in 1 setting and worse in as many")
+    assert claims.balancing_helps(["better", "better", "worse (diverges more)", "worse"]) == (
+        "partly: better in 2 settings and worse in as many")
+    assert claims.balancing_helps(["same", "within noise"]) == "not resolved: better or worse in no setting"
     runs["e"] = _schedules(*[[0.3]] * 4)
     runs["e"]["rub"] = run(0.3, steps=3)
     with pytest.raises(ValueError, match="same number of steps"):

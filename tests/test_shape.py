@@ -229,16 +229,20 @@ def test_figure71_transitions_shift_by_the_effective_scale_and_the_curves_collap
     assert list(transitions) == list(shapes)
     for s, t in transitions.items():
         assert t == pytest.approx(kappa_star * (1 - s**2) / (1 + s**2), rel=1e-2)  # interpolation accuracy
-    assert claims.transition_shift(transitions[0.0], transitions[0.99]) == "yes (a shift of 2.0 decades)"
+    assert claims.transition_shift(transitions[0.0], transitions[0.99], err_l1, err_l2) == (
+        "yes (a shift of 2.0 decades)")
     kappas = np.array([S.effective_scale(alphas, s) for s in shapes])
     assert S.collapse_deviation(kappas, errors) < claims.COLLAPSE_MAX / 2
     assert claims.collapses(S.collapse_deviation(kappas, errors)) == "yes"
     # against alpha instead of kappa the curves do not collapse
     assert S.collapse_deviation(np.broadcast_to(alphas, errors.shape), errors) > 0.3
-    with pytest.raises(ValueError, match="need err_l1 < err_l2"):
-        S.figure71_transitions(alphas, shapes, errors, err_l2, err_l1)
-    with pytest.raises(ValueError, match="shape s = 0.9: the curve starts above"):
-        S.figure71_transitions(alphas[15:], shapes, errors[:, 15:], err_l1, err_l2)
+    # min-l1 no better than min-l2: no shape has a transition; a curve that starts above the midpoint has none
+    assert S.figure71_transitions(alphas, shapes, errors, err_l2, err_l1) == dict.fromkeys(shapes)
+    late = S.figure71_transitions(alphas[15:], shapes, errors[:, 15:], err_l1, err_l2)
+    assert late[0.9] is late[0.99] is None and late[0.0] == pytest.approx(transitions[0.0], rel=1e-12)
+    assert S.transition_rows({0.0: 1e-3, 0.99: None}) == [
+        {"s": 0.0, "transition α": "0.001", "transition κ": "0.001"},
+        {"s": 0.99, "transition α": "none on this grid", "transition κ": "none on this grid"}]
     with pytest.raises(ValueError, match=r"errors must be \(shapes, alphas\)"):
         S.figure71_transitions(alphas, shapes[:2], errors, err_l1, err_l2)
 

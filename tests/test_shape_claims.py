@@ -7,6 +7,7 @@ import pytest
 
 from fibook.scales import get_scale
 from fibook.shape import claims
+from fibook.verdict_rules import not_thresholded
 
 UP, DOWN = 1 + 1e-6, 1 - 1e-6  # relative nudges across a floor or factor
 
@@ -33,10 +34,23 @@ def test_the_bias_follows_kappa_when_equal_kappa_coincides_and_equal_product_doe
 
 
 def test_the_transition_shifts_when_the_largest_shape_is_below_a_tenth():
-    assert claims.transition_shift(3e-3, 3e-4 * DOWN) == "yes (a shift of 1.0 decades)"
-    assert claims.transition_shift(3e-3, 3e-5) == "yes (a shift of 2.0 decades)"
-    assert claims.transition_shift(3e-3, 3e-4 * UP) == "no"
-    assert claims.transition_shift(3e-3, 3e-3) == "no"
+    l1, l2 = 0.01, 0.86
+    assert claims.transition_shift(3e-3, 3e-4 * DOWN, l1, l2) == "yes (a shift of 1.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-5, l1, l2) == "yes (a shift of 2.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-4 * UP, l1, l2) == "no"
+    assert claims.transition_shift(3e-3, 3e-3, l1, l2) == "no"
+
+
+def test_without_a_sparse_regime_or_a_crossing_the_transition_is_not_tested():
+    assert claims.transition_shift(3e-3, 3e-5, 0.779, 0.764) == (
+        "not tested: min-ℓ1 does not beat min-ℓ2 on this data (error 0.7790 vs 0.7640), so there is no "
+        "sparse-like regime to leave")
+    assert claims.transition_shift(3e-3, 3e-5, 0.5, 0.5).startswith("not tested: min-ℓ1 does not beat")
+    assert claims.transition_shift(None, 3e-5, 0.01, 0.86) == claims.transition_shift(3e-3, None, 0.01, 0.86) == (
+        "not tested: a curve does not cross the midpoint between the min-ℓ1 and min-ℓ2 errors on this grid")
+    errors = np.array([0.2, 0.9])
+    assert claims.kernel_to_rich(errors, 0.5, 0.5 * UP) == "yes"
+    assert claims.kernel_to_rich(errors, 0.5, 0.5).startswith("not tested: min-ℓ1 does not beat min-ℓ2")
 
 
 def test_both_regimes_need_the_lowest_error_below_and_the_highest_above_the_midpoint():
@@ -68,7 +82,8 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
     rows = claims.diagonal_claims(
         small_scale(), flow_errors=[1e-12, 3e-10, 5e-11], same_kappa=2e-9, same_product=0.284,
         transitions={0.0: 3e-3, 0.5: 1e-3, 0.99: 2e-4}, errors=np.array([[0.02, 0.3], [0.05, 0.86]]),
-        err_l1=0.011, err_l2=0.859, collapse=0.02, gd_gaps=[1e-3, 2e-3, 5e-4], gd_shapes=[0.0, 0.0, 0.99])
+        err_l1=0.011, err_l2=0.859, collapse=0.02, gd_gaps=[1e-3, 2e-3, 5e-4], gd_shapes=[0.0, 0.0, 0.99],
+        gd_stopped=[True] * 3)
     assert [r.claim for r in rows][2] == "larger shape moves the transition to smaller α (s = 0 vs 0.99)"
     assert rows[0].ours == "max relative gap < 1e-9 on N = 7, d = 11, 3 (α, s)"
     assert rows[1].ours == "same κ: ‖Δβ‖ 2.0e-09; same α: ‖Δβ‖ = 0.28"
@@ -76,6 +91,21 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
     assert rows[3].ours == "0.0200 → 0.8600; min-ℓ1 0.0110, min-ℓ2 0.8590"
     assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 3 grid points, s ∈ {0, 0.99} (curve range 0.84)"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (a shift of 1.2 decades)", "yes", "no", "yes"]
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["vanishes", "kappa_not_product", "transition_shift",
+                                                       "kernel_to_rich", "collapses", "gd_close"]
+    assert rows[2].thresholds == {"SHIFT_FACTOR": 10} and rows[2].key == "transition shift" and not rows[2].runs
+    assert all(r.key == r.claim for i, r in enumerate(rows) if i != 2)
+
+
+def test_diagonal_rows_without_a_sparse_regime_say_why_and_name_no_transition():
+    rows = claims.diagonal_claims(
+        small_scale(), flow_errors=[1e-12], same_kappa=1e-12, same_product=0.3,
+        transitions={0.0: None, 0.9: None}, errors=np.array([[0.7, 0.8], [0.75, 0.8]]), err_l1=0.779,
+        err_l2=0.764, collapse=1e-3, gd_gaps=[1e-3, 2e-3], gd_shapes=[0.0, 0.9],
+        gd_stopped=[False, True])
+    assert rows[2].claim == "larger shape moves the transition to smaller α (s = 0 vs 0.9)"
+    assert rows[2].ours == "no transition vs no transition (midpoint crossing, 'x' scale, seed-1993 data)"
+    assert [r.verdict for r in rows] == ["yes", "yes", "not tested", "not tested", "yes", "not tested"]
 
 
 def test_beyond_mirror_rows_read_ranges_and_floors():
@@ -95,6 +125,21 @@ def test_beyond_mirror_rows_read_ranges_and_floors():
     assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)",
                                         "consistent on that branch", "yes",
                                         "our own observation", "yes; not with unequal δ"]
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == [
+        "not_mirror_descent", "vanishes", "gd_same_order", "not_thresholded", "sign_flip_breaks", "not_thresholded",
+        "vanishes_in_the_limit"]
+    assert rows[0].thresholds == {"FD_FLOOR": 1e-8} and rows[6].thresholds == {"VANISH_MIN_SLOPE": 0.5}
+    assert rows[3].thresholds == {}
+
+
+def test_the_width_m_limit_reads_equal_delta_and_flags_unequal_delta_only_when_its_gap_stays():
+    norms = [1.0, 0.1, 0.01]
+    falls, stays = [1e-1, 1e-2, 1e-3], [0.16, 0.13, 0.13]
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls)}) == "yes"
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, falls)}) == "yes"
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, stays)}) == (
+        "yes; not with unequal δ")
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, stays)}) == "no"
 
 
 def test_a_gap_vanishes_when_it_falls_at_every_smaller_norm_with_a_slope_of_at_least_a_half():
@@ -113,8 +158,28 @@ def test_a_gap_vanishes_when_it_falls_at_every_smaller_norm_with_a_slope_of_at_l
 
 def test_gd_is_close_below_five_percent_of_the_curve_range_and_ranges_agree_within_a_decade():
     errors = np.array([0.0, 1.0])  # range 1: the threshold is 0.05
-    assert claims.gd_close([0.01, 0.05 * DOWN], errors) == "yes"
-    assert claims.gd_close([0.05 * UP], errors) == "no"
+    assert claims.gd_close([0.01, 0.05 * DOWN], errors, [True, True]) == "yes"
+    assert claims.gd_close([0.05 * UP], errors, [True]) == "no"
+    assert claims.gd_close([0.01, 0.01, 0.01], errors, [True, False, False]) == (
+        "not tested: 2 of 3 GD runs reached the step cap before the training MSE fell below 1e-4")
+    with pytest.raises(ValueError, match="one stop flag per gap"):
+        claims.gd_close([0.01], errors, [True, True])
     assert claims.same_order((222 * 10 * DOWN, 2816 / 10 * UP), (222, 2816)) == "yes (same order)"
     assert claims.same_order((222 * 10 * UP, 2816), (222, 2816)) == "no"
     assert claims.same_order((222, 2816 / 10 * DOWN), (222, 2816)) == "no"
+
+
+def test_gd_is_of_the_papers_order_only_when_both_its_steps_and_its_distances_are():
+    steps, dists = [222 * 10 * DOWN, 2816], [1e-5, 1e-4 * 10 * DOWN]
+    assert claims.gd_same_order(steps, dists) == "yes (same order)"
+    assert claims.gd_same_order([222 * 10 * UP, 2816 * 10 * UP], dists) == "no"
+    assert claims.gd_same_order(steps, [1e-5 * 10 * UP, 1e-4 * 10 * UP]) == "no"
+    assert claims.gd_same_order(steps, [1e-5 / 10 * DOWN, 1e-4]) == "no"
+
+
+def test_a_verdict_without_a_threshold_may_only_report_or_be_our_own():
+    assert not_thresholded("consistent on that branch") == "consistent on that branch"
+    assert not_thresholded("our own observation") == "our own observation"
+    for claimed in ("yes", "no (worse)", "not resolved"):
+        with pytest.raises(ValueError, match="decide it with a tested rule"):
+            not_thresholded(claimed)

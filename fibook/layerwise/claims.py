@@ -12,7 +12,8 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
 =================================  ==========================================================================
 ``STEP1_SLOPE = -1.0``             the surrogate's step-1 error is O(1/h) when the fitted slope of log|gap|
 ``STEP1_TOL = 0.2``                on log h (``MIN_FIT_WIDTHS = 4`` or more widths ``>= FIT_FROM = 256``) is
-                                   within 0.2 of −1, "not resolved" when its 95 % interval is 0.2 wide or more
+                                   within 0.2 of −1, "not resolved" when its 95 % interval is 0.2 wide or more,
+                                   "not tested" when fewer than 4 widths reach 256 (both steps)
 ``STEP2_SLOPE = -0.5``             its step-2 error is O(1/√h) when the slope is within 0.25 of −½, and
 ``STEP2_TOL = 0.25``               qualitatively so when the whole interval is negative; "not resolved" when
                                    the interval is 0.25 wide or more
@@ -21,7 +22,8 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
 ``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
                                    paired difference lies below (above) 0, else "within noise"; one that
                                    diverges on more draws is worse; a schedule helps ("yes") when it is better
-                                   in more settings than worse
+                                   in more settings than worse ("partly" on a tie, "not resolved" when better
+                                   and worse nowhere)
 ``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
@@ -43,9 +45,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fibook.layerwise.scheduler import ScheduleRun
-from fibook.notebook import Claim, below
+# the thresholds of the split preferences and of divergence, recorded with the rules that read them
+from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
+from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
+from fibook.notebook import below
 from fibook.scales import Scale
+from fibook.verdict_rules import not_thresholded
+from fibook.verdicts import Claim, rule
 
 if TYPE_CHECKING:
     from fibook.layerwise.robustness import CaseResult
@@ -101,6 +107,17 @@ def log_slope(widths: Sequence[float], values: Sequence[float]) -> Slope:
     return Slope(float(slope), float(student.ppf(0.975, len(x) - 2) * se), len(x))
 
 
+def _unsettled(widths: Sequence[float]) -> str | None:
+    """The reason a width rate cannot be read from a fit over ``widths`` (fewer than ``MIN_FIT_WIDTHS`` of them
+    reach ``FIT_FROM``, below which the gap has not settled), else None."""
+    big = sum(h >= FIT_FROM for h in widths)
+    if big >= MIN_FIT_WIDTHS:
+        return None
+    shown = ", ".join(f"{h:g}" for h in sorted(widths))
+    return (f"not tested: {big} of the fitted widths h ∈ ({shown}) reach {FIT_FROM}, below which the gap has not "
+            f"settled (the rate needs {MIN_FIT_WIDTHS})")
+
+
 def scales_like(fit: Slope, exponent: float, tol: float) -> str:
     """Does a fitted power of ``h`` match ``exponent``? ``not resolved`` when the interval's half-width is at least
     ``tol`` (too wide to decide), else ``yes`` when ``|slope − exponent| < tol`` and ``no`` otherwise."""
@@ -109,16 +126,23 @@ def scales_like(fit: Slope, exponent: float, tol: float) -> str:
     return "yes" if abs(fit.slope - exponent) < tol else "no"
 
 
-def first_step_rate(fit: Slope) -> str:
+@rule("STEP1_SLOPE", "STEP1_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
+def first_step_rate(fit: Slope, widths: Sequence[float]) -> str:
     """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): :func:`scales_like` with exponent
-    ``STEP1_SLOPE`` and tolerance ``STEP1_TOL``."""
-    return scales_like(fit, STEP1_SLOPE, STEP1_TOL)
+    ``STEP1_SLOPE`` and tolerance ``STEP1_TOL``; ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
+    ``widths`` reach ``FIT_FROM``."""
+    return _unsettled(widths) or scales_like(fit, STEP1_SLOPE, STEP1_TOL)
 
 
-def second_step_rate(fit: Slope) -> str:
-    """The surrogate error at step 2 is O(1/√h): ``not resolved`` when the interval's half-width is at least
+@rule("STEP2_SLOPE", "STEP2_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
+def second_step_rate(fit: Slope, widths: Sequence[float]) -> str:
+    """The surrogate error at step 2 is O(1/√h): ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
+    ``widths`` reach ``FIT_FROM``; else ``not resolved`` when the interval's half-width is at least
     ``STEP2_TOL``, ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``, ``qualitatively`` when the whole interval
     is negative (the gap shrinks with width), else ``no``."""
+    why = _unsettled(widths)
+    if why is not None:
+        return why
     if fit.half >= STEP2_TOL:
         return "not resolved"
     if abs(fit.slope - STEP2_SLOPE) < STEP2_TOL:
@@ -136,12 +160,14 @@ def z_critical(n: int, level: float = MC_LEVEL) -> float:
     return float(norm.isf(level / (2 * n)))
 
 
+@rule("MC_LEVEL")
 def closed_forms_agree(z: Sequence[float]) -> str:
     """``yes`` when every |z| (Monte Carlo minus closed form, in standard errors) is below
     :func:`z_critical` of their number, else ``no``."""
     return "yes" if max(abs(v) for v in z) < z_critical(len(z)) else "no"
 
 
+@rule("RATIO_TOL")
 def dominates_by_sqrt_h(ratios: Sequence[float]) -> str:
     """``yes`` when every (‖A‖_F / ‖B‖_F) / √h is 1 within ``RATIO_TOL`` (relative), else ``no``."""
     return "yes" if all(abs(r - 1.0) < RATIO_TOL for r in ratios) else "no"
@@ -158,14 +184,16 @@ def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float
     return [
         Claim("closed-form test loss after 1 and 2 steps (surrogate)", "formulas, no number",
               f"MC max |z| = {max(abs(v) for v in z):.2f} over {len(z)} (bound {z_critical(len(z)):.2f}), "
-              f"h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", closed_forms_agree(z)),
+              f"h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", closed_forms_agree(z),
+              rule=closed_forms_agree),
         Claim("A dominates B by √h", "√h (norm orders)", f"(‖A‖_F/‖B‖_F)/√h = 1 to {below(worst, RATIO_TOL)} "
-              f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios)),
+              f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios),
+              rule=dominates_by_sqrt_h),
         Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
               f"slope {slopes[1].text()} (95 %), h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
-              first_step_rate(slopes[1])),
+              first_step_rate(slopes[1], fit_widths), rule=first_step_rate),
         Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2].text()} (same runs)",
-              second_step_rate(slopes[2])),
+              second_step_rate(slopes[2], fit_widths), rule=second_step_rate),
     ]
 
 
@@ -189,10 +217,13 @@ def unequal_then_equal(losses: Iterable[np.ndarray]) -> bool:
                for loss in losses)
 
 
-def _yes(ok: bool) -> str:
-    return "yes" if ok else "no"
+@rule()
+def literal_transition(losses: Iterable[np.ndarray]) -> str:
+    """``yes`` when :func:`unequal_then_equal` holds for the literal-GD runs ``losses``, else ``no``."""
+    return "yes" if unequal_then_equal(losses) else "no"
 
 
+@rule("WINDOW_TOL")
 def window_verdict(fit: Slope, paper: float, derived: float) -> str:
     """Does a fitted window edge scale as the paper's power ``h^paper``? :func:`scales_like` with ``WINDOW_TOL``:
     ``yes`` when it does, ``no (∝ h^derived, as derived)`` when it scales as fibook's derived power instead, else
@@ -203,6 +234,7 @@ def window_verdict(fit: Slope, paper: float, derived: float) -> str:
     return said
 
 
+@rule("DIVERGENCE_FACTOR", "TIE_RTOL")
 def robustness_agrees(verdict: str) -> str:
     """The paper says the transition holds in a robustness setting; ours is the
     :func:`fibook.layerwise.robustness.claim_holds` verdict on the steps its statement covers: ``yes``/``no`` as it
@@ -225,26 +257,28 @@ def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndar
     depth 2's lower edge and h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
     :func:`robustness_agrees` of each run's ``claim``)."""
     H, h = scale.layerwise.width, scale.layerwise.sim_width
-    shapes = _yes(unequal_then_equal(loss for _, loss in literal.values()))
+    shapes = literal_transition(loss for _, loss in literal.values())
     span = f"closed form, {len(window_widths)} widths h = {min(window_widths)}…{max(window_widths)}"
     (lo2, hi2), (lo3, hi3) = windows[2], windows[3]
     rows = [
         Claim("step 1: unequal rates are optimal (equal = max)", "qualitative (figures)",
-              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", shapes),
+              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", shapes, rule=literal_transition),
         Claim("step 2: equal rates are optimal (local min)", "qualitative (figures)",
-              f"closed forms at h = {H}; literal GD at h = {h}", shapes),
+              f"closed forms at h = {H}; literal GD at h = {h}", shapes, rule=literal_transition),
         Claim("step-2 window: rates O(h), depth 2", "O(h)",
               f"lower edge ∝ h^({lo2.text()}), upper ∝ h^({hi2.text()}) ({span})",
-              f"{window_verdict(lo2, 1.0, 1.0)} (lower edge)"),
+              f"{window_verdict(lo2, 1.0, 1.0)} (lower edge)", rule=window_verdict),
         Claim("step-2 window: rates O(h), depth 3", "O(h)",
               f"lower edge ∝ h^({lo3.text()}), upper ∝ h^({hi3.text()}) ({span})",
-              f"{window_verdict(hi3, 1.0, 2 / 3)} (upper edge)"),
+              f"{window_verdict(hi3, 1.0, 2 / 3)} (upper edge)", rule=window_verdict),
     ]
     for r in robust:
         steps = "; ".join(f"step {t}: {r.step_text(t)}" for t in r.case.steps)
         draws = f"{r.draws} draw" + ("s" if r.draws != 1 else "")
+        wide = "" if r.h == h else ", at the wide width"
         rows.append(Claim(f"the transition holds: {r.case.name}", r.case.paper,
-                          f"literal GD, h = {r.h}, {draws}: {steps}", robustness_agrees(r.claim)))
+                          f"literal GD, h = {r.h}, {draws}: {steps}", robustness_agrees(r.claim),
+                          rule=robustness_agrees, key=f"the transition holds: {r.case.name}{wide}"))
     return rows
 
 
@@ -253,7 +287,9 @@ class Paired:
     """A schedule against a baseline on the same evaluation problems: the mean of the per-draw differences of
     final test loss ``d_i = method_i − baseline_i`` over the draws where neither diverged, its ``CONFIDENCE``
     interval (Student t), their number ``n``, in how many of them the method ends worse by more than
-    ``SAME_TOL``, and how many draws each diverged on."""
+    ``SAME_TOL``, and how many draws each diverged on. With one pair the interval is unbounded (no spread to
+    estimate); with none (every draw diverged under one of the two) there is no difference, and ``mean``, ``low``
+    and ``high`` are NaN, never printed."""
 
     mean: float
     low: float
@@ -265,15 +301,20 @@ class Paired:
 
     def text(self) -> str:
         """``+0.0376 [+0.0121, +0.0631]``, or ``0 (same)`` when every difference is within ``SAME_TOL`` (so no
-        rounding-level sign reaches the page)."""
+        rounding-level sign reaches the page); ``+0.0376 (one pair: no interval)``; ``no pair (every draw diverged
+        under one of the two)``."""
+        if self.n == 0:
+            return "no pair (every draw diverged under one of the two)"
+        if self.n == 1:
+            return f"{self.mean:+.4f} (one pair: no interval)"
         if max(abs(self.low), abs(self.high), abs(self.mean)) <= SAME_TOL:
             return "0 (same)"
         return f"{self.mean:+.4f} [{self.low:+.4f}, {self.high:+.4f}]"
 
 
 def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
-    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (the
-    interval is the mean itself for one draw)."""
+    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (unbounded
+    for one pair, NaN for none)."""
     from scipy.stats import t as student
 
     if method.final.shape != baseline.final.shape:
@@ -281,11 +322,11 @@ def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
                          f"{baseline.final.shape}")
     keep = ~(method.diverged | baseline.diverged)
     d = method.final[keep] - baseline.final[keep]
-    if d.size == 0:
-        raise ValueError("every draw diverged under one of the two schedules: nothing to compare")
-    half = float(student.ppf((1 + CONFIDENCE) / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 \
-        else 0.0
-    m = float(d.mean())
+    if d.size < 2:
+        half = np.inf
+    else:
+        half = float(student.ppf((1 + CONFIDENCE) / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+    m = float(d.mean()) if d.size else np.nan
     return Paired(m, m - half, m + half, int(d.size), int((d > SAME_TOL).sum()), int(method.diverged.sum()),
                   int(baseline.diverged.sum()))
 
@@ -293,9 +334,12 @@ def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
 def paired_verdict(p: Paired) -> str:
     """``worse (diverges more)`` / ``better (diverges less)`` when the method diverged on more / fewer evaluation
     draws than the baseline; otherwise ``same`` when the interval lies within ``SAME_TOL`` of 0, ``better`` when
-    it lies below 0, ``worse`` when above 0, else ``within noise``."""
+    it lies below 0, ``worse`` when above 0, else ``within noise`` (always so for one pair); ``not compared`` when
+    no pair is left."""
     if p.diverged != p.baseline_diverged:
         return "worse (diverges more)" if p.diverged > p.baseline_diverged else "better (diverges less)"
+    if p.n == 0:
+        return "not compared (no pair)"
     if max(abs(p.low), abs(p.high)) <= SAME_TOL:
         return "same"
     if p.high < 0:
@@ -303,13 +347,19 @@ def paired_verdict(p: Paired) -> str:
     return "worse" if p.low > 0 else "within noise"
 
 
+@rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")
 def balancing_helps(verdicts: Sequence[str]) -> str:
     """Over the settings' :func:`paired_verdict` verdicts of a schedule against a baseline: ``yes`` when it is
-    better in more settings than worse, ``no`` when worse in more, ``mixed`` on a tie (a reconstruction's ``no``
-    speaks about the reconstruction, not about the paper's unpublished scheduler)."""
+    better in more settings than worse, ``no`` when worse in more; on a tie ``partly`` when it is better (and as
+    often worse) somewhere, ``not resolved`` when it is better and worse nowhere (a reconstruction's ``no`` speaks
+    about the reconstruction, not about the paper's unpublished scheduler)."""
     better = sum(v.startswith("better") for v in verdicts)
     worse = sum(v.startswith("worse") for v in verdicts)
-    return "yes" if better > worse else "no" if worse > better else "mixed"
+    if better != worse:
+        return "yes" if better > worse else "no"
+    if better:
+        return f"partly: better in {better} setting{'s' if better > 1 else ''} and worse in as many"
+    return "not resolved: better or worse in no setting"
 
 
 def _count(verdicts: Sequence[str], n: int) -> str:
@@ -337,12 +387,14 @@ def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]]
         verdicts("rub", "uniform")
     return [
         Claim("balancing the layers' norms reduces test loss (vs uniform)", "no public number or algorithm",
-              f"norm balancing (fibook's reconstruction): {_count(nb_u, n)} ({where})", balancing_helps(nb_u)),
+              f"norm balancing (fibook's reconstruction): {_count(nb_u, n)} ({where})", balancing_helps(nb_u),
+              rule=balancing_helps),
         Claim("balancing beats the best fixed (η₁, η₂) pair", "no public number or algorithm",
-              f"norm balancing vs the tuned fixed pair: {_count(nb_f, n)}", balancing_helps(nb_f)),
+              f"norm balancing vs the tuned fixed pair: {_count(nb_f, n)}", balancing_helps(nb_f),
+              rule=balancing_helps),
         Claim("relative-update balancing (RUB) vs uniform", "not in the paper (fibook's own rule)",
-              f"RUB: {_count(rub_u, n)}", f"our own result: {balancing_helps(rub_u)}"),
+              f"RUB: {_count(rub_u, n)}", f"our own result: {balancing_helps(rub_u)}", rule=balancing_helps),
         Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
               "both balancing rules start at equal rates there and stay equal in depth 2",
-              "consistent by construction"),
+              not_thresholded("consistent by construction"), rule=not_thresholded),
     ]

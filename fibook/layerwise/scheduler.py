@@ -246,6 +246,17 @@ class ScheduleRun:
             return np.full(len(kept), 0.0 if n else np.nan)
         return kept.std(axis=1, ddof=1) / np.sqrt(n)
 
+    def final_text(self, *, train: bool = False) -> str:
+        """The final mean test loss over the draws that did not diverge with its standard error,
+        ``0.2881 ± 0.0034``, or ``0.3216 (one draw)`` when one is left (no spread to estimate); with ``train`` the
+        final mean training loss alone. ``every draw diverged`` when none is left."""
+        kept = int((~self.diverged).sum())
+        if kept == 0:
+            return "every draw diverged"
+        if train:
+            return f"{self.train_mean[-1]:.4f}"
+        return f"{self.mean[-1]:.4f} (one draw)" if kept == 1 else f"{self.mean[-1]:.4f} ± {self.sem[-1]:.4f}"
+
 
 def _kept_mean(losses: np.ndarray, diverged: np.ndarray) -> np.ndarray:
     """Mean over the last axis of the columns of ``losses`` whose draw did not diverge; NaN where none is left."""

@@ -28,7 +28,8 @@ Chapters "Scale and shape in diagonal networks" (:func:`diagonal_claims`) and "B
 =================================  ==========================================================================
 
 Figure 7.1's two regimes are read against the midpoint between the min-ℓ1 and min-ℓ2 errors, the level that also
-defines the transition (:func:`kernel_to_rich`).
+defines the transition (:func:`kernel_to_rich`); where min-ℓ1 is not better than min-ℓ2 on the data (too few
+examples for it to recover the teacher) neither the regimes nor the transition are tested.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from fibook.notebook import Claim, below
+from fibook.notebook import below
 from fibook.scales import Scale
+from fibook.verdict_rules import not_thresholded
+from fibook.verdicts import Claim, rule
 
 FLOW_FLOOR = 1e-9
 FD_FLOOR = 1e-8
@@ -49,11 +52,13 @@ ORDER_FACTOR = 10
 VANISH_MIN_SLOPE = 0.5
 
 
+@rule("FLOW_FLOOR")
 def vanishes(value: float, floor: float = FLOW_FLOOR) -> str:
     """``yes`` when ``|value| < floor`` (it prints as ``< floor`` with :func:`fibook.notebook.below`), else ``no``."""
     return "yes" if abs(value) < floor else "no"
 
 
+@rule("VANISH_MIN_SLOPE")
 def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> str:
     """``yes`` when the gap falls at every smaller initial norm (``norms`` any order) and the least-squares slope
     of log gap on log norm is at least ``VANISH_MIN_SLOPE``, else ``no``."""
@@ -65,6 +70,7 @@ def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> str:
     return "yes" if np.all(np.diff(g) > 0) and slope >= VANISH_MIN_SLOPE else "no"
 
 
+@rule("FLOW_FLOOR")
 def kappa_not_product(same_kappa: float, same_product: float) -> str:
     """Theorem 4.1's bias depends on ``u0² + v0²`` (the effective scale κ), not on ``α = u0 v0``: ``yes`` when the
     endpoints of two initializations with the same κ coincide (``‖Δβ‖ < FLOW_FLOOR``) and those of two with the
@@ -72,35 +78,66 @@ def kappa_not_product(same_kappa: float, same_product: float) -> str:
     return "yes" if abs(same_kappa) < FLOW_FLOOR <= abs(same_product) else "no"
 
 
-def transition_shift(t_first: float, t_last: float) -> str:
+def _no_sparse_regime(err_l1: float, err_l2: float) -> str | None:
+    """The reason Figure 7.1 cannot be read when min-ℓ1 does not beat min-ℓ2 on the data (then neither a sparse-like
+    regime nor a transition to min-ℓ2 exists), else None."""
+    if err_l1 < err_l2:
+        return None
+    return (f"not tested: min-ℓ1 does not beat min-ℓ2 on this data (error {err_l1:.4f} vs {err_l2:.4f}), so there "
+            "is no sparse-like regime to leave")
+
+
+@rule("SHIFT_FACTOR")
+def transition_shift(t_first: float | None, t_last: float | None, err_l1: float, err_l2: float) -> str:
     """``yes (a shift of D decades)`` when the largest shape's transition α ``t_last`` is below
     ``t_first / SHIFT_FACTOR``, that of the smallest shape, with ``D = log10(t_first / t_last)``; else ``no``
-    (Figure 7.1)."""
+    (Figure 7.1). ``not tested`` when min-ℓ1's error ``err_l1`` is not below min-ℓ2's ``err_l2`` (no transition
+    between them) or when a curve does not cross their midpoint on the grid (a transition is None, as
+    :func:`fibook.shape.closed_forms.figure71_transitions` gives it)."""
+    why = _no_sparse_regime(err_l1, err_l2)
+    if why is not None:
+        return why
+    if t_first is None or t_last is None:
+        return "not tested: a curve does not cross the midpoint between the min-ℓ1 and min-ℓ2 errors on this grid"
     if t_last < t_first / SHIFT_FACTOR:
         return f"yes (a shift of {np.log10(t_first / t_last):.1f} decades)"
     return "no"
 
 
+@rule()
 def kernel_to_rich(errors: np.ndarray, err_l1: float, err_l2: float) -> str:
     """Figure 7.1's two regimes: ``yes`` when the lowest error of the grid is below the midpoint
     ``(err_l1 + err_l2) / 2`` of the min-ℓ1 and min-ℓ2 errors (sparse-like) and the highest is above it
-    (min-ℓ2-like), else ``no``."""
+    (min-ℓ2-like), else ``no``; ``not tested`` when ``err_l1`` is not below ``err_l2``."""
+    why = _no_sparse_regime(err_l1, err_l2)
+    if why is not None:
+        return why
     mid = 0.5 * (err_l1 + err_l2)
     return "yes" if np.min(errors) < mid < np.max(errors) else "no"
 
 
+@rule("COLLAPSE_MAX")
 def collapses(collapse: float) -> str:
     """``yes`` when the largest deviation of any shape's curve from the s = 0 curve, interpolated at the same
     effective scale κ = α(1+s²)/(1−s²), is below ``COLLAPSE_MAX``, else ``no`` (implied by Theorem 4.1)."""
     return "yes" if collapse < COLLAPSE_MAX else "no"
 
 
-def gd_close(gaps: Sequence[float], errors: np.ndarray) -> str:
+@rule("GD_GAP_FRACTION")
+def gd_close(gaps: Sequence[float], errors: np.ndarray, stopped: Sequence[bool]) -> str:
     """``yes`` when every early-stopped-GD gap to the gradient-flow limit is below ``GD_GAP_FRACTION`` of the
-    range of the population-error curve (``errors``), else ``no``."""
+    range of the population-error curve (``errors``), else ``no``; ``not tested`` when a run reached its step cap
+    before the stop rule (``stopped`` false: it is not the paper's protocol)."""
+    if len(stopped) != len(gaps):
+        raise ValueError(f"one stop flag per gap: got {len(stopped)} flags for {len(gaps)} gaps")
+    capped = len(stopped) - sum(map(bool, stopped))
+    if capped:
+        return (f"not tested: {capped} of {len(stopped)} GD runs reached the step cap before the training MSE fell "
+                "below 1e-4")
     return "yes" if max(abs(g) for g in gaps) < GD_GAP_FRACTION * float(np.ptp(errors)) else "no"
 
 
+@rule("ORDER_FACTOR")
 def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> str:
     """``yes (same order)`` when our (low, high) range's endpoints each lie within ``ORDER_FACTOR`` of the paper's,
     else ``no``."""
@@ -108,41 +145,60 @@ def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> str:
     return "yes (same order)" if ok else "no"
 
 
+PAPER_GD_STEPS = (222, 2816)  # the paper's range of GD steps (Section 6, η = 1e-3, stop at loss 1e-10)
+PAPER_GD_DISTANCES = (1e-5, 1e-4)  # and of the final distances to w̃_Q
+
+
+@rule("ORDER_FACTOR")
+def gd_same_order(steps: Sequence[int], distances: Sequence[float]) -> str:
+    """``yes (same order)`` when both the range of our GD step counts and that of our final distances are of the
+    paper's order (:func:`same_order` against ``PAPER_GD_STEPS`` and ``PAPER_GD_DISTANCES``), else ``no``."""
+    ok = same_order((min(steps), max(steps)), PAPER_GD_STEPS) == same_order(
+        (min(distances), max(distances)), PAPER_GD_DISTANCES) == "yes (same order)"
+    return "yes (same order)" if ok else "no"
+
+
 def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: float, same_product: float,
                     transitions: Mapping[float, float], errors: np.ndarray, err_l1: float, err_l2: float,
-                    collapse: float, gd_gaps: Sequence[float], gd_shapes: Sequence[float]) -> list[Claim]:
+                    collapse: float, gd_gaps: Sequence[float], gd_shapes: Sequence[float],
+                    gd_stopped: Sequence[bool]) -> list[Claim]:
     """The ``diagonal_networks`` chapter's rows: Theorem 4.1 on small problems (:func:`vanishes` on the largest of
     ``flow_errors``), κ rather than α (:func:`kappa_not_product`), the transition of the first and last shape of
     ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x scales,
     :func:`kernel_to_rich`), the collapse against κ (:func:`collapses`) and early-stopped GD (``gd_gaps``, the
-    population-error gaps to the limit at grid points of the shapes ``gd_shapes``, the paper's protocol;
-    :func:`gd_close`)."""
+    population-error gaps to the limit at grid points of the shapes ``gd_shapes``, the paper's protocol, and
+    whether each met its stop rule, ``gd_stopped``; :func:`gd_close`)."""
     sc = scale.shape
     (s_first, t_first), (s_last, t_last) = list(transitions.items())[0], list(transitions.items())[-1]
     worst = max(flow_errors)
     return [
         Claim("GF on u∘v reaches argmin Q_k (Theorem 4.1)", "exact (theorem); code checks GD vs SLSQP to ~1e-4",
               f"max relative gap {below(worst, FLOW_FLOOR)} on N = {sc.n_small}, d = {sc.d_small}, "
-              f"{len(flow_errors)} (α, s)", vanishes(worst)),
+              f"{len(flow_errors)} (α, s)", vanishes(worst), rule=vanishes),
         Claim("the bias depends on u₀²+v₀², not on the product u₀v₀", "Theorem 4.1",
               f"same κ: ‖Δβ‖ {below(same_kappa, FLOW_FLOOR)}; same α: ‖Δβ‖ = {same_product:.2f}",
-              kappa_not_product(same_kappa, same_product)),
+              kappa_not_product(same_kappa, same_product), rule=kappa_not_product),
         Claim(f"larger shape moves the transition to smaller α (s = {s_first:g} vs {s_last:g})",
               "≈ 3e-3 vs ≈ 5e-5 (read off Figure 7.1)",
-              f"{t_first:.1e} vs {t_last:.1e} (midpoint crossing, '{scale.name}' scale, seed-1993 data)",
-              transition_shift(t_first, t_last)),
+              f"{_alpha(t_first)} vs {_alpha(t_last)} (midpoint crossing, '{scale.name}' scale, seed-1993 data)",
+              transition_shift(t_first, t_last, err_l1, err_l2), rule=transition_shift, key="transition shift"),
         Claim("small scale → sparse-like, large → min-ℓ2-like population error", "Figure 7.1 (no y ticks)",
               f"{np.min(errors):.4f} → {np.max(errors):.4f}; min-ℓ1 {err_l1:.4f}, min-ℓ2 {err_l2:.4f}",
-              kernel_to_rich(errors, err_l1, err_l2)),
+              kernel_to_rich(errors, err_l1, err_l2), rule=kernel_to_rich),
         Claim("curves collapse against κ = α(1+s²)/(1−s²)", "implied by Theorem 4.1 (not plotted in the paper)",
-              f"max deviation {collapse:.1e} after interpolation", collapses(collapse)),
+              f"max deviation {collapse:.1e} after interpolation", collapses(collapse), rule=collapses),
         Claim("early-stopped GD (MSE < 1e-4) is close to the GF limit", "paper's protocol",
               f"population-error gap ≤ {max(gd_gaps):.1e} at {len(gd_gaps)} grid points, "
               f"s ∈ {{{', '.join(f'{s:g}' for s in dict.fromkeys(gd_shapes))}}} (curve range {np.ptp(errors):.2f})",
-              gd_close(gd_gaps, errors)),
+              gd_close(gd_gaps, errors, gd_stopped), rule=gd_close),
     ]
 
 
+def _alpha(value: float | None) -> str:
+    return "no transition" if value is None else f"{value:.1e}"
+
+
+@rule("FD_FLOOR")
 def not_mirror_descent(asym_plain: float, asym_warp: float) -> str:
     """Section 6's argument: ``yes`` when the finite-difference asymmetry ``max |∂_k (M⁻¹)_ij − ∂_i (M⁻¹)_kj|`` of
     the plain metric does not vanish (``>= FD_FLOOR``) and that of the warped ``|a| M⁻¹`` does (``< FD_FLOOR``),
@@ -150,11 +206,23 @@ def not_mirror_descent(asym_plain: float, asym_warp: float) -> str:
     return "yes" if abs(asym_warp) < FD_FLOOR <= abs(asym_plain) else "no"
 
 
+@rule("FLOW_FLOOR")
 def sign_flip_breaks(flip_wrong: float, flip_right: float) -> str:
     """``yes`` when, after ``a`` crossed zero, the endpoint with ``sign(a_∞)`` lands on the trained network
     (relative distance ``flip_right < FLOW_FLOOR``) and the one with ``sign(a₀)`` of Theorem 6.1 as written does
     not (``flip_wrong >= FLOW_FLOOR``), else ``no``."""
     return "yes" if abs(flip_right) < FLOW_FLOOR <= abs(flip_wrong) else "no"
+
+
+@rule("VANISH_MIN_SLOPE")
+def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> str:
+    """The width-m result in its regime: :func:`gap_vanishes` on the ``"equal δ"`` case of ``vanishing`` (per case,
+    the initial norms and the largest per-neuron gaps), followed by ``; not with unequal δ`` when an
+    ``"unequal δ"`` case is given and its gap does not vanish."""
+    said = gap_vanishes(*vanishing["equal δ"])
+    if "unequal δ" in vanishing and gap_vanishes(*vanishing["unequal δ"]) != "yes":
+        return f"{said}; not with unequal δ"
+    return said
 
 
 def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, flow_errors: Sequence[float],
@@ -163,38 +231,38 @@ def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, f
                          vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> list[Claim]:
     """The ``beyond_mirror_descent`` chapter's rows: not mirror descent (:func:`not_mirror_descent`), Theorem 6.1
     against the exact flow (:func:`vanishes` on the largest of ``flow_errors``), the paper's GD protocol
-    (``gd_steps``, ``gd_dists``; against the paper's ranges, :func:`same_order` on both),
+    (``gd_steps``, ``gd_dists``; against the paper's ranges, :func:`gd_same_order`),
     the leaky-ReLU neuron (``leaky_errors``, Richardson-extrapolated), the sign flip (:func:`sign_flip_breaks`), the
     summed regularizer of 3 neurons at finite, unequal initializations (``neuron_gaps``) and in the paper's
     vanishing-initialization regime (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
-    ‖w_i(0)‖ and the largest per-neuron gaps; :func:`gap_vanishes`)."""
+    ‖w_i(0)‖ and the largest per-neuron gaps; :func:`vanishes_in_the_limit`). The leaky-ReLU and finite-width rows
+    report distances that no threshold set before the data decides (:func:`fibook.verdict_rules.not_thresholded`)."""
     sc = scale.shape
     worst = max(flow_errors)
     return [
         Claim("the single-neuron dynamics are not infinitesimal mirror descent", "stated (motivates the new technique)",
               f"∂(M⁻¹) asymmetry {asym_plain:.2f}; with warp |a|: {below(asym_warp, FD_FLOOR)}",
-              not_mirror_descent(asym_plain, asym_warp)),
+              not_mirror_descent(asym_plain, asym_warp), rule=not_mirror_descent),
         Claim("Theorem 6.1: GF on a·wᵀx reaches argmin q (one neuron)", "exact (theorem)",
               f"LSODA flow vs explicit β_∞: {below(worst, FLOW_FLOOR)} relative, {len(flow_errors)} (α, s), "
-              f"N = {sc.n_small}, d = {sc.d_small}", vanishes(worst)),
+              f"N = {sc.n_small}, d = {sc.d_small}", vanishes(worst), rule=vanishes),
         Claim("GD (η = 1e-3, stop at loss 1e-10) ends close to w̃_Q", "222–2,816 steps; final distance ~1e-5–1e-4",
               f"{min(gd_steps):,.0f}–{max(gd_steps):,.0f} steps; distance {min(gd_dists):.0e}–{max(gd_dists):.0e} "
               f"(d = {sc.d}, N = {sc.n_train}, our draws of w₀)",
-              "yes (same order)" if same_order((min(gd_steps), max(gd_steps)), (222, 2816)) == same_order(
-                  (min(gd_dists), max(gd_dists)), (1e-5, 1e-4)) == "yes (same order)" else "no"),
+              gd_same_order(gd_steps, gd_dists), rule=gd_same_order),
         Claim("leaky-ReLU neuron: the bias is Theorem 6.1's q on transformed targets",
               "treated (non-convex, discontinuous objective; KKT conditions)",
               f"Richardson-extrapolated GD within {max(leaky_errors):.0e} relative (ρ = {rho}) of the explicit "
-              "endpoint on the branch of sign(a) read from the trained neuron", "consistent on that branch"),
+              "endpoint on the branch of sign(a) read from the trained neuron",
+              not_thresholded("consistent on that branch"), rule=not_thresholded),
         Claim("δ < 0 can flip the sign of a; then sign(a₀) is wrong", "assumption of the theorem (a keeps its sign)",
               f"sign(a₀): off by {flip_wrong:.2f}; sign(a_∞): {below(flip_right, FLOW_FLOOR)}",
-              sign_flip_breaks(flip_wrong, flip_right)),
+              sign_flip_breaks(flip_wrong, flip_right), rule=sign_flip_breaks),
         Claim("m > 1, finite unequal init: summed q is only an approximation", "not discussed (the code sums q)",
-              f"m = 3: per-neuron gaps {min(neuron_gaps):.0e}–{max(neuron_gaps):.0e}", "our own observation"),
+              f"m = 3: per-neuron gaps {min(neuron_gaps):.0e}–{max(neuron_gaps):.0e}",
+              not_thresholded("our own observation"), rule=not_thresholded),
         Claim("m > 1, equal δ, ‖w_i(0)‖ → 0: GF reaches argmin Σ q_i", "the regime of the width-m result",
               "; ".join(f"{case}: gap {max(g):.0e} → {min(g):.0e} as ‖w₀‖ {max(n):g} → {min(n):g}"
                         for case, (n, g) in vanishing.items()),
-              gap_vanishes(*vanishing["equal δ"])
-              + ("" if "unequal δ" not in vanishing or gap_vanishes(*vanishing["unequal δ"]) == "yes"
-                 else "; not with unequal δ")),
+              vanishes_in_the_limit(vanishing), rule=vanishes_in_the_limit),
     ]

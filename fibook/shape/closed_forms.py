@@ -534,22 +534,32 @@ def figure71_transitions(alphas, shapes, errors, err_l1, err_l2):
     """Figure 7.1's transitions: for each shape ``s`` (row ``i`` of ``errors``, shapes x alphas), the first scale
     ``alpha`` at which its population error rises through the midpoint ``(err_l1 + err_l2) / 2`` of the min-l1
     and min-l2 errors (:func:`first_crossing`, log-interpolated). Returns ``{s: alpha}`` in the order of
-    ``shapes``. By Theorem 4.1 the error is a function of ``kappa = alpha (1+s^2)/(1-s^2)`` alone, so the
-    transition of shape ``s`` is that of ``s = 0`` times ``(1-s^2)/(1+s^2)``."""
+    ``shapes``; ``alpha`` is None where the shape has no transition: its curve has no crossing on the grid, or
+    (for every shape) ``err_l1 >= err_l2``, when min-l1 does not recover the teacher better than min-l2 and no
+    transition runs from one to the other. By Theorem 4.1 the error is a function of
+    ``kappa = alpha (1+s^2)/(1-s^2)`` alone, so the transition of shape ``s`` is that of ``s = 0`` times
+    ``(1-s^2)/(1+s^2)``."""
     errors = np.asarray(errors, dtype=float)
     if errors.shape != (len(shapes), len(alphas)):
         raise ValueError(f"errors must be (shapes, alphas) = ({len(shapes)}, {len(alphas)}), got {errors.shape}")
     if not err_l1 < err_l2:
-        raise ValueError(f"the transition runs from min-l1 to min-l2: need err_l1 < err_l2, got {err_l1:.4g} "
-                         f">= {err_l2:.4g} (min-l1 does not recover the teacher on this data)")
+        return dict.fromkeys(shapes)
     mid = 0.5 * (err_l1 + err_l2)
     out = {}
     for i, s in enumerate(shapes):
-        try:
-            out[s] = first_crossing(alphas, errors[i], mid)
-        except ValueError as e:
-            raise ValueError(f"shape s = {s:g}: {e}") from None
+        above = errors[i] > mid
+        out[s] = first_crossing(alphas, errors[i], mid) if above.any() and not above[0] else None
     return out
+
+
+def transition_rows(transitions):
+    """The table of :func:`figure71_transitions`: per shape its transition ``alpha`` and ``kappa`` to two
+    digits, or ``none on this grid`` where it has none."""
+    def fmt(value):
+        return "none on this grid" if value is None else f"{value:.2g}"
+
+    return [{"s": s, "transition α": fmt(a), "transition κ": fmt(None if a is None else effective_scale(a, s))}
+            for s, a in transitions.items()]
 
 
 def collapse_deviation(kappas, errors):
