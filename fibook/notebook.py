@@ -66,11 +66,10 @@ def claims_markdown_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
              "agrees?": c.agrees} for c in claims]
 
 
-def claims_table(claims: Sequence[Claim], *, chapter: str | None = None, scale: str | None = None):
+def claims_table(claims: Sequence[Claim], *, chapter: str, scale: str):
     """Display the "claim | paper's number | ours | agrees?" table and write its rows as records to the verdict
     file of ``scale`` under ``chapter`` (:func:`fibook.verdicts.write_chapter`)."""
-    if chapter is not None:
-        write_chapter(chapter, get_scale(scale).name, claims)
+    write_chapter(chapter, get_scale(scale).name, claims)
     show_table(claims_markdown_rows(claims))
 
 

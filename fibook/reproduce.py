@@ -215,10 +215,24 @@ def check_data(scale: str) -> None:
         raise ReproduceError(f"scale '{scale}' trains on {name}, which is missing here{fetch}: {e}") from e
 
 
+def plan_table(rows: list[dict], device: str, workers: int) -> tuple[list[dict], str]:
+    """The plan of :func:`fibook.cost.reproduce_plan` as a table to print, and its total: runs to train, images,
+    and the estimated hours on ``device`` at ``workers`` runs at a time."""
+    table = [{"experiment": r["experiment"], "runs to train": r["missing"], "precision": r["precision"] or "—",
+              "training images": f"{r['images']:,}", "evaluation images": f"{r['eval_images']:,}",
+              "PFLOP": f"{r['flops'] / 1e15:,.3g}", f"hours on {device}": f"{r['hours']:.2g}"} for r in rows]
+    runs, hours = sum(r["missing"] for r in rows), sum(r["hours"] for r in rows)
+    total = (f"{runs} runs to train, {sum(r['images'] for r in rows):,} training images: about {hours:.2g} hours on "
+             f"{device} one run at a time, {hours / workers:.2g} with {workers} worker(s)") if runs else \
+        "every run of this scale is in its results files: nothing to train"
+    return table, total
+
+
 def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | None = None, fuse: bool = False,
               against: str | None = "book", log=print) -> int:
-    """Steps 1-4 of the module's docstring, then the verdicts of ``scale`` that differ from ``against``'s.
-    Returns 0, or 1 when a chapter failed (every chapter is tried first)."""
+    """Steps 1-4 of the module's docstring, then the verdicts of ``scale`` that differ from ``against``'s (a scale
+    or a verdict file). Returns 0, or 1 when a chapter failed, a verdict record holds a NaN or the book did not
+    build (every chapter is tried and the book built first)."""
     from fibook import cost, sweep, verdicts
     from fibook.forgetting.experiments import EXPERIMENTS
 
@@ -228,8 +242,9 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     check_data(scale)
     log(f"== plan at scale '{scale}' on {device}: every experiment's missing runs, then "
         f"{len(chapters())} chapters into {tree}")
-    rows = cost.reproduce_plan(scale, device, fuse=fuse)
-    log(verdicts.markdown_table(rows))
+    table, total = plan_table(cost.reproduce_plan(scale, device, fuse=fuse), device, workers)
+    log(verdicts.markdown_table(table))
+    log(total)
     log("== sweeps")
     for n, name in enumerate(EXPERIMENTS, 1):
         counts = sweep.run_sweep(name, scale, workers=workers, device=device, fuse=fuse)
@@ -245,17 +260,25 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     for r in nan_rows:
         log(f"NaN in a verdict record of {r['chapter']}: {r['claim']}: {r['ours']}")
     log("== book")
-    index = build(tree)
-    log(f"built {index}")
-    reference = Path(against) if against and against.endswith(".json") else verdicts.verdicts_path(against or scale)
-    if against is not None and against != scale and reference.is_file():
-        diff = verdicts.changed(verdicts.read_verdicts(scale), verdicts.read_verdicts(reference),
-                                [Path(c).stem for c in chapters()])
-        log(f"== verdicts at '{scale}' that differ from '{against}': {len(diff)} of {len(records)} rows")
-        if diff:
-            log(verdicts.markdown_table(diff))
-    if failed or nan_rows:
-        log(f"{len(failed)} chapter(s) failed: " + "; ".join(f"{e.chapter} ({e.detail})" for e in failed))
+    try:
+        log(f"built {build(tree)}")
+        built = True
+    except ReproduceError as e:
+        log(str(e))
+        built = False
+    if against is not None and against != scale:
+        reference = Path(against) if against.endswith(".json") else verdicts.verdicts_path(against)
+        if not records or not reference.is_file():
+            log(f"== no verdicts to compare: {'none recorded here' if not records else f'no verdict file {reference}'}")
+        else:
+            diff = verdicts.changed(verdicts.read_verdicts(scale), verdicts.read_verdicts(reference),
+                                    [Path(c).stem for c in chapters()])
+            log(f"== verdicts at '{scale}' that differ from '{against}': {len(diff)} of {len(records)} rows")
+            if diff:
+                log(verdicts.markdown_table(diff))
+    if failed or nan_rows or not built:
+        log(f"failed: {len(failed)} chapter(s), {len(nan_rows)} verdict record(s) with a NaN, the book "
+            f"{'built' if built else 'did not build'}" + "".join(f"\n  {e.chapter}: {e.detail}" for e in failed))
         return 1
     return 0
 

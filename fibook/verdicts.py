@@ -61,6 +61,20 @@ def rule(*constants: str) -> Callable[[Callable], Callable]:
     return mark
 
 
+UNTHRESHOLDED = ("consistent", "own")  # the verdict classes a row may take without a tested threshold
+
+
+@rule()
+def not_thresholded(agrees: str) -> str:
+    """A verdict given without a threshold set before the data: ``agrees`` unchanged when its class is
+    ``consistent`` (agrees by construction, or a number is reported beside the paper's without a test) or ``own``
+    (a result the paper does not state); any other class (``yes``, ``no``, ...) needs a tested rule, so it is a
+    ValueError here."""
+    if verdict_class(agrees) not in UNTHRESHOLDED:
+        raise ValueError(f"the verdict {agrees!r} claims more than a report: decide it with a tested rule")
+    return agrees
+
+
 def _thresholds(fn: Callable) -> dict[str, float]:
     module = sys.modules[fn.__module__]
     return {name: getattr(module, name) for name in getattr(fn, "thresholds", ())}

@@ -7,7 +7,7 @@ import pytest
 
 from fibook.scales import get_scale
 from fibook.shape import claims
-from fibook.verdict_rules import not_thresholded
+from fibook.verdicts import not_thresholded
 
 UP, DOWN = 1 + 1e-6, 1 - 1e-6  # relative nudges across a floor or factor
 

@@ -130,3 +130,33 @@ def test_changed_lists_only_rows_whose_verdict_class_differs_and_rows_on_one_sid
 def test_counts_follow_the_order_of_the_classes():
     recs = [{"verdict": v} for v in ("no", "yes", "no", "not tested")]
     assert list(counts(recs).items()) == [("yes", 1), ("no", 2), ("not tested", 1)]
+
+
+def stored_claims_tables(path):
+    """The verdict column of every claims table stored in a notebook's outputs (unescaped)."""
+    import re
+
+    verdicts = []
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            md = "".join(out.get("data", {}).get("text/markdown", ""))
+            if md.startswith("| claim |"):
+                for line in md.splitlines()[2:]:
+                    cells = re.split(r"(?<!\\)\|", line)[1:-1]
+                    verdicts.append(cells[-1].strip().replace("\\|", "|"))
+    return verdicts
+
+
+def test_the_book_verdict_file_is_what_the_stored_chapters_show():
+    from fibook.paths import PROJECT_ROOT
+    from fibook.reproduce import chapters
+
+    data = read_verdicts(PROJECT_ROOT / "data" / "verdicts" / "book.json")
+    assert data["scale"] == "book"
+    with_claims = [PROJECT_ROOT / c for c in chapters() if "claims_table(" in (PROJECT_ROOT / c).read_text()]
+    assert len(with_claims) >= 11
+    assert sorted(data["chapters"]) == sorted(p.stem for p in with_claims)
+    for path in with_claims:
+        rows = data["chapters"][path.stem]
+        assert [r["agrees"] for r in rows] == stored_claims_tables(path), path.stem
+        assert all(r["rule"] and r["scale"] == "book" for r in rows), path.stem

@@ -50,8 +50,7 @@ from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
 from fibook.scales import Scale
-from fibook.verdict_rules import not_thresholded
-from fibook.verdicts import Claim, rule
+from fibook.verdicts import Claim, not_thresholded, rule
 
 if TYPE_CHECKING:
     from fibook.layerwise.robustness import CaseResult

@@ -40,8 +40,7 @@ import numpy as np
 
 from fibook.notebook import below
 from fibook.scales import Scale
-from fibook.verdict_rules import not_thresholded
-from fibook.verdicts import Claim, rule
+from fibook.verdicts import Claim, not_thresholded, rule
 
 FLOW_FLOOR = 1e-9
 FD_FLOOR = 1e-8
@@ -236,7 +235,7 @@ def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, f
     summed regularizer of 3 neurons at finite, unequal initializations (``neuron_gaps``) and in the paper's
     vanishing-initialization regime (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
     ‖w_i(0)‖ and the largest per-neuron gaps; :func:`vanishes_in_the_limit`). The leaky-ReLU and finite-width rows
-    report distances that no threshold set before the data decides (:func:`fibook.verdict_rules.not_thresholded`)."""
+    report distances that no threshold set before the data decides (:func:`fibook.verdicts.not_thresholded`)."""
     sc = scale.shape
     worst = max(flow_errors)
     return [
