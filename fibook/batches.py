@@ -82,42 +82,56 @@ class Batches:
     def __init__(self, split: Split, batch_size: int, *, mean, std, shuffle: bool = True,
                  augment: str | Augment = NO_AUGMENT, drop_last: bool = True, seed: int = 0,
                  device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
-        if drop_last and batch_size > len(split):
-            raise ValueError(f"batch_size {batch_size} exceeds the split's {len(split)} images with drop_last=True")
-        self.device = torch.device(device)
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.augment = get_augment(augment)
-        self.drop_last = drop_last
-        self.seed = seed
         mean_t = torch.tensor(mean, dtype=dtype).view(1, -1, 1, 1)
         std_t = torch.tensor(std, dtype=dtype).view(1, -1, 1, 1)
-        self.x = ((split.x.to(dtype) / 255.0 - mean_t) / std_t).to(self.device)
-        self.y = split.y.to(self.device)
+        x = ((split.x.to(dtype) / 255.0 - mean_t) / std_t).to(device)
+        self._iterate(x, split.y.to(device), batch_size, shuffle, get_augment(augment), drop_last, seed)
+
+    def _iterate(self, x: torch.Tensor, y: torch.Tensor, batch_size: int, shuffle: bool, augment: Augment,
+                 drop_last: bool, seed: int) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
+        if drop_last and batch_size > len(y):
+            raise ValueError(f"batch_size {batch_size} exceeds the split's {len(y)} images with drop_last=True")
+        self.x, self.y, self.device = x, y, x.device
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.augment = augment
+        self.drop_last = drop_last
+        self.seed = seed
+
+    def sharing(self, batch_size: int, *, shuffle: bool = True, augment: str | Augment = NO_AUGMENT,
+                drop_last: bool = True, seed: int = 0) -> Batches:
+        """Another iterator over this one's images, with its own batch size, order and augmentation: the
+        normalized split on the device is shared, not copied (one copy serves a whole population of runs)."""
+        other = Batches.__new__(Batches)
+        other._iterate(self.x, self.y, batch_size, shuffle, get_augment(augment), drop_last, seed)
+        return other
 
     def __len__(self) -> int:
         n = len(self.y)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def epoch(self, epoch: int = 0) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        """The batches of epoch ``epoch``: the same for the same (seed, epoch) on every device."""
+        """The batches of epoch ``epoch``: the same for the same (seed, epoch) on every device.
+
+        The epoch's draws are made on the CPU and copied to the device once; every batch is then gathered by
+        device-resident indices, with no host-device transfer per batch."""
         n = len(self.y)
         gen = epoch_generator(self.seed, epoch)
         order = torch.randperm(n, generator=gen) if self.shuffle else torch.arange(n)
+        order = order.to(self.device)
         aug = self.augment
         if aug.active:
-            offsets = torch.randint(0, 2 * aug.crop_padding + 1, (n, 2), generator=gen)
-            flips = torch.rand(n, generator=gen) < 0.5
+            offsets = torch.randint(0, 2 * aug.crop_padding + 1, (n, 2), generator=gen).to(self.device)
+            flips = (torch.rand(n, generator=gen) < 0.5).to(self.device)
         for k in range(len(self)):
-            sel = order[k * self.batch_size:(k + 1) * self.batch_size]
-            idx = sel.to(self.device)
+            idx = order[k * self.batch_size:(k + 1) * self.batch_size]
             xb = self.x[idx]
             if aug.crop_padding:
-                xb = random_crop(xb, aug.crop_padding, offsets[sel].to(self.device), aug.pad_mode)
+                xb = random_crop(xb, aug.crop_padding, offsets[idx], aug.pad_mode)
             if aug.flip:
-                xb = torch.where(flips[sel].to(self.device)[:, None, None, None], xb.flip(-1), xb)
+                xb = torch.where(flips[idx][:, None, None, None], xb.flip(-1), xb)
             yield xb, self.y[idx]
 
     def __iter__(self):

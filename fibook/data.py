@@ -31,15 +31,24 @@ SPLIT_SEED = 0
 # (CIFAR-10: 5,000 per class -> 1/5; Fashion-MNIST: 6,000 per class -> 1/6).
 VAL_FRACTION = {"cifar10": 1 / 5, "fashion_mnist": 1 / 6}
 TRAIN_PER_CLASS = {"cifar10": 5_000, "fashion_mnist": 6_000}  # the official training sets: 10 classes each
+TEST_SIZE = {"cifar10": 10_000, "fashion_mnist": 10_000}  # the official test sets
 
 
-def train_split_size(name: str) -> int:
-    """Images in the training split of dataset ``name`` once the stratified validation split is held out
-    (``round(VAL_FRACTION * n_c)`` of each class's ``n_c``): 50,000 for Fashion-MNIST, 40,000 for CIFAR-10."""
+def split_sizes(name: str) -> tuple[int, int, int]:
+    """Images in the (train, validation, test) splits of dataset ``name``: the official training set less the
+    stratified validation split (``round(VAL_FRACTION * n_c)`` of each class's ``n_c``), that split, and the
+    official test set: 50,000 / 10,000 / 10,000 for Fashion-MNIST, 40,000 / 10,000 / 10,000 for CIFAR-10."""
     if name not in TRAIN_PER_CLASS:
         raise ValueError(f"unknown dataset {name!r}; choose one of: {', '.join(TRAIN_PER_CLASS)}")
     per_class = TRAIN_PER_CLASS[name]
-    return 10 * (per_class - round(VAL_FRACTION[name] * per_class))
+    val = 10 * round(VAL_FRACTION[name] * per_class)
+    return 10 * per_class - val, val, TEST_SIZE[name]
+
+
+def train_split_size(name: str) -> int:
+    """Images in the training split of dataset ``name`` (:func:`split_sizes`)."""
+    return split_sizes(name)[0]
+
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 DEBIAN_PACKAGE = "dataset-fashion-mnist"

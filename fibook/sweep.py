@@ -34,7 +34,7 @@ import torch
 from fibook import results
 from fibook.checks import whole
 from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
-from fibook.forgetting.train import FUSABLE, RunResult, TrainConfig, train_population
+from fibook.forgetting.train import FUSABLE, RunResult, TrainConfig, dataset, train_population
 from fibook.provenance import provenance
 from fibook.results import Record
 from fibook.scales import get_scale
@@ -119,12 +119,12 @@ class Plan:
     pending: list[TrainConfig]
 
 
-def plan(name: str, scale: str | None = None, fuse: bool = False) -> Plan:
-    """Compare the experiment's grid (its fused runs with ``fuse``) with its results file and the other
-    experiments' files of this scale."""
+def plan(name: str, scale: str | None = None, fuse: bool = False, device: str = "auto") -> Plan:
+    """Compare the experiment's grid (its fused runs with ``fuse``, at the precision a scale's ``auto`` stands for
+    on ``device``) with its results file and the other experiments' files of this scale."""
     exp = get_experiment(name)
     scale_name = get_scale(scale).name
-    configs = runs(exp.name, scale_name, fused=fuse)
+    configs = runs(exp.name, scale_name, fused=fuse, device=check_device(device))
     records = {r.id: r for r in results.latest(results.read_records(results.results_path(name, scale_name)))}
     ids = [run_id(c) for c in configs]
     done = {i: records[i] for i in ids if i in records and records[i].status != "failed"}
@@ -140,6 +140,14 @@ def plan(name: str, scale: str | None = None, fuse: bool = False) -> Plan:
     reusable = {i: others[i] for i, _ in todo if i in others}
     pending = [c for i, c in todo if i not in reusable]
     return Plan(exp.name, scale_name, len(configs), done, failed, reusable, pending)
+
+
+def check_data(configs: list[TrainConfig]) -> None:
+    """Load every dataset that ``configs`` train on, so that a missing one stops a sweep before its first run
+    with the loader's message (:class:`fibook.data.DatasetError`, naming the command that fetches it) instead
+    of failing every run. Each is loaded once per process, so training in this process reuses it."""
+    for name in sorted({c.dataset for c in configs}):
+        dataset(name)
 
 
 @contextlib.contextmanager
@@ -222,12 +230,17 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
         raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")
     device = check_device(device)
     exp, scale_name = get_experiment(name), get_scale(scale).name
+    if cluster is not None and device == "auto" and get_scale(scale_name).forgetting.precision == "auto":
+        raise ValueError(f"scale {scale_name!r} trains at the precision that is fast on the workers' device, which "
+                         "this process cannot see: with a cluster, name the device (cuda or cpu)")
     path = results.results_path(exp.name, scale_name)
     counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
     with results.writing(path):
         # what this call keeps is counted in the file: Ctrl-C can land between a record's write and its count
         before = len(results.read_records(path)) if path.exists() else 0
-        p = plan(exp.name, scale_name, fuse)
+        p = plan(exp.name, scale_name, fuse, device)
+        if cluster is None:
+            check_data(p.pending)
         for record in p.reusable.values():
             results.append_record(path, dataclasses.replace(record, experiment=p.experiment))
             counts["reused"] += 1
@@ -248,10 +261,12 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     return counts
 
 
-def status(name: str, scale: str | None = None, workers: int = 1, fuse: bool = False) -> dict[str, object]:
-    """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``), and the time left at
-    ``workers`` parallel workers, estimated from the median wall time of the finished runs."""
-    p = plan(name, scale, fuse)
+def status(name: str, scale: str | None = None, workers: int = 1, fuse: bool = False,
+           device: str = "auto") -> dict[str, object]:
+    """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``; at the precision a sweep on
+    ``device`` runs, :func:`plan`), and the time left at ``workers`` parallel workers, estimated from the median
+    wall time of the finished runs."""
+    p = plan(name, scale, fuse, device)
     finished = list(p.done.values())
     walls = [r.provenance["wall_seconds"] for r in finished if "wall_seconds" in r.provenance]
     remaining = len(p.pending) + len(p.reusable)

@@ -1,5 +1,9 @@
-"""Synthetic Part I records with known answers, for the analysis and verdict tests."""
+"""Synthetic Part I records with known answers, for the analysis and verdict tests, and random data of a dataset's
+shape for the trainer's tests."""
 
+import torch
+
+from fibook.data import DatasetSplits, Split
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.train import Summary, TrainConfig
 from fibook.results import Record
@@ -37,3 +41,16 @@ def grid_records(spread_pp, sigmas, seeds, epochs, tau=1, **kw):
             drop = (spread_pp + 0.3 * seed) * i / (len(sigmas) - 1) / 100
             out.append(rec(s, seed, 0.9 - drop, tau, 10.0 * s**0.9, epochs=epochs, **kw))
     return out
+
+
+def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
+    """A :class:`~fibook.data.DatasetSplits` of random uint8 images (``channels`` x ``size`` x ``size``), ``n``
+    per split with labels cycling through ``classes`` classes: data of a real dataset's shape without the files."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def split():
+        x = torch.randint(0, 256, (n, channels, size, size), generator=gen, dtype=torch.uint8)
+        return Split(x, torch.arange(n) % classes)
+
+    return DatasetSplits(name="random", classes=tuple(f"class {k}" for k in range(classes)), train=split(),
+                         val=split(), test=split(), mean=(0.5,) * channels, std=(0.25,) * channels)

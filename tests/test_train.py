@@ -20,7 +20,7 @@ needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fas
 def smoke_config(**kw):
     s = get_scale("smoke").forgetting
     base = dict(dataset=s.data.dataset, width=s.width, epochs=s.epochs, n_train=s.data.n_train,
-                n_val=s.data.n_val, n_test=s.data.n_test, lr=0.05)
+                n_val=s.data.n_val, n_test=s.data.n_test, lr=0.05, precision=s.precision)
     return TrainConfig(**{**base, **kw})
 
 

@@ -30,9 +30,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 from fibook.data import train_split_size
 from fibook.forgetting.metrics import forgetting_clocks
-from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig
+from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig, resolve_device, resolve_precision
 from fibook.scales import ForgettingScale, Scale, get_scale
 
 CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the scale
@@ -229,11 +231,17 @@ def base_config(f: ForgettingScale) -> dict:
                 n_train=d.n_train, n_val=d.n_val, n_test=d.n_test, precision=f.precision)
 
 
-def runs(name: str, scale: str | Scale | None = None, fused: bool = False) -> list[TrainConfig]:
+def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
+         device: str | torch.device | None = "auto") -> list[TrainConfig]:
     """Every run of experiment ``name`` at ``scale``: arms x sigma_w x seeds, in a stable order (``fused``: the
-    same runs trained as fused populations, which are runs of their own, see :mod:`fibook.sweep`)."""
+    same runs trained as fused populations, which are runs of their own, see :mod:`fibook.sweep`).
+
+    A scale whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
+    else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit
+    precision is kept whatever the device."""
     exp, f, g = get_experiment(name), get_scale(scale).forgetting, grids(scale)
-    base = base_config(f) | {"fused": fused}
+    precision = resolve_precision(f.precision, resolve_device(device))
+    base = base_config(f) | {"fused": fused, "precision": precision}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
             for arm in exp.arms(f, g) for seed in exp.seeds(f, g) for sigma in exp.sigmas(f, g)]
 

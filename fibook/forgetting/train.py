@@ -22,7 +22,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -62,8 +62,9 @@ SCHEDULES: dict[str, Callable[[int, int], float]] = {"constant": constant_schedu
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything that defines a run. Sizes ``n_train``/``n_val``/``n_test`` take the stratified first N images
-    of each split (None: the whole split); ``precision`` ``auto`` means bf16 autocast + channels_last on CUDA and
-    fp32 on the CPU (``fp64`` is for checks); ``options`` go to the optimizer (e.g. ``{"adam_lr": 1e-3}``);
+    of each split (None: the whole split); ``precision`` ``bf16`` is bf16 autocast + channels_last, ``fp64`` is
+    for checks, ``auto`` is the one that is fast on the training device (:func:`auto_precision`; a trained run's
+    config records the precision it ran at); ``options`` go to the optimizer (e.g. ``{"adam_lr": 1e-3}``);
     ``fused`` runs train as one network with the others of their population (:mod:`fibook.forgetting.fused`),
     whose fp32 sums run in another order: a fused run is a run of its own, with its own id."""
 
@@ -153,7 +154,8 @@ class RunResult:
 
 
 @functools.lru_cache(maxsize=2)
-def _dataset(name: str) -> DatasetSplits:
+def dataset(name: str) -> DatasetSplits:
+    """Dataset ``name`` (:func:`fibook.data.load_dataset`), loaded once per process."""
     return load_dataset(name)
 
 
@@ -164,12 +166,51 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     return torch.device(device)
 
 
-def _use_bf16(precision: str, device: torch.device) -> bool:
-    return precision == "bf16" or (precision == "auto" and device.type == "cuda")
+BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo's names of x86 instructions that do bf16 math natively
 
 
-def _full_precision(logits: torch.Tensor) -> torch.Tensor:
-    """bf16 logits are taken to fp32 before the loss; fp32 and fp64 ones are left as they are."""
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as Linux lists them in /proc/cpuinfo (none where that file is missing)."""
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return frozenset()
+    return frozenset(flag for line in text.splitlines() if line.startswith("flags") for flag in line.split()[2:])
+
+
+def auto_precision(device: str | torch.device, *, flags: frozenset[str] | None = None,
+                   cuda_bf16: bool | None = None) -> str:
+    """The precision ``auto`` stands for on ``device``: the faster of bf16 and fp32 there.
+
+    Rule: on CUDA, ``bf16`` when the GPU computes in bf16 natively (compute capability 8.0 or newer,
+    ``torch.cuda.is_bf16_supported(including_emulation=False)``), else ``fp32``; on the CPU, ``bf16`` when it
+    has AMX or AVX512-BF16 (flag ``amx_bf16`` or ``avx512_bf16``), else ``fp32`` (without them bf16 is
+    emulated, about 10x slower than fp32); on any other device ``fp32``. ``flags`` (the CPU's, default
+    :func:`cpu_flags`) and ``cuda_bf16`` (default: asked from torch) stand in for the machine's answers."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        if cuda_bf16 is None:
+            cuda_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
+        return "bf16" if cuda_bf16 else "fp32"
+    if device.type == "cpu":
+        return "bf16" if set(BF16_CPU_FLAGS) & (cpu_flags() if flags is None else flags) else "fp32"
+    return "fp32"
+
+
+def resolve_precision(precision: str, device: str | torch.device) -> str:
+    """``precision`` itself, or for ``auto`` the one :func:`auto_precision` picks on ``device``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; choose one of: {', '.join(PRECISIONS)}")
+    return auto_precision(device) if precision == "auto" else precision
+
+
+def forward_logits(net, xb: torch.Tensor, bf16: bool) -> torch.Tensor:
+    """``net(xb)`` under bf16 autocast with channels_last inputs when ``bf16`` (BatchNorm keeps fp32 parameters
+    and statistics and normalizes in fp32), as is otherwise; bf16 logits are taken to fp32 for the loss."""
+    if bf16:
+        xb = xb.contiguous(memory_format=torch.channels_last)
+    with torch.autocast(xb.device.type, dtype=torch.bfloat16, enabled=bf16):
+        logits = net(xb)
     return logits.float() if logits.dtype == torch.bfloat16 else logits
 
 
@@ -182,11 +223,7 @@ def evaluate(net, k: int, batches: Batches, bf16: bool) -> list[tuple[float, flo
     correct = torch.zeros(k, dtype=torch.int64, device=batches.device)
     n = 0
     for xb, yb in batches.epoch(0):
-        xb = xb.repeat(1, k, 1, 1)
-        if bf16:
-            xb = xb.contiguous(memory_format=torch.channels_last)
-        with torch.autocast(batches.device.type, dtype=torch.bfloat16, enabled=bf16):
-            logits = _full_precision(net(xb))  # (B, k, classes)
+        logits = forward_logits(net, xb.repeat(1, k, 1, 1), bf16)  # (B, k, classes)
         targets = yb[:, None].expand(-1, k)
         loss_sum += F.cross_entropy(logits.permute(0, 2, 1), targets, reduction="none").sum(0).double()
         correct += (logits.argmax(2) == targets).sum(0)
@@ -205,11 +242,7 @@ def recalibrated_copy(net, k: int, batches: Batches, bf16: bool):
             m.momentum = None
     twin.train()
     for xb, _ in batches.epoch(0):
-        xb = xb.repeat(1, k, 1, 1)
-        if bf16:
-            xb = xb.contiguous(memory_format=torch.channels_last)
-        with torch.autocast(batches.device.type, dtype=torch.bfloat16, enabled=bf16):
-            twin(xb)
+        forward_logits(twin, xb.repeat(1, k, 1, 1), bf16)
     return twin
 
 
@@ -257,14 +290,17 @@ class _Block:
     inner: torch.nn.Module  # the network whose weight layers carry the members' weights
     opt: object
     members: list[int]
+    index: torch.Tensor  # the members as an index on the device, made once (a list index is copied every use)
     base_lrs: list[float]
 
 
-def _build_blocks(configs: list[TrainConfig], fuse: bool, ds: DatasetSplits, dev: torch.device,
-                  bf16: bool) -> list[_Block]:
+def build_blocks(configs: list[TrainConfig], fuse: bool, channels: int, classes: int, dev: torch.device,
+                 bf16: bool) -> list[_Block]:
+    """The networks of a population on ``dev`` with their optimizers: one block of all runs (``fuse``) or one
+    block per run, for images of ``channels`` channels and ``classes`` classes."""
     models = []
     for c in configs:
-        model = build_model(c.arch, c.width, ds.image_shape[0], len(ds.classes))
+        model = build_model(c.arch, c.width, channels, classes)
         models.append(init_sigma_w_(model, c.sigma_w, seed=c.seed))
     groups = [list(range(len(configs)))] if fuse else [[i] for i in range(len(configs))]
     c = configs[0]
@@ -276,8 +312,20 @@ def _build_blocks(configs: list[TrainConfig], fuse: bool, ds: DatasetSplits, dev
         if bf16:
             net.to(memory_format=torch.channels_last)
         opt = make_optimizer(c.optimizer, inner, c.lr, c.weight_decay, population=len(members), **c.options)
-        blocks.append(_Block(net, inner, opt, members, [g["lr"] for g in opt.param_groups]))
+        blocks.append(_Block(net, inner, opt, members, torch.tensor(members, device=dev),
+                             [g["lr"] for g in opt.param_groups]))
     return blocks
+
+
+def train_step(block: _Block, xb: torch.Tensor, yb: torch.Tensor, bf16: bool) -> torch.Tensor:
+    """One optimizer step of ``block`` on its members' batches ``xb`` (B, k C, H, W) and labels ``yb`` (B, k);
+    returns the members' mean losses (k,), detached, without waiting for the device."""
+    logits = forward_logits(block.net, xb, bf16)
+    losses = F.cross_entropy(logits.permute(0, 2, 1), yb, reduction="none").mean(0)
+    block.opt.zero_grad(set_to_none=True)
+    losses.sum().backward()
+    block.opt.step()
+    return losses.detach()
 
 
 @contextlib.contextmanager
@@ -292,35 +340,64 @@ def one_cpu_thread():
         torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def cudnn_autotuned():
+    """Run the block with ``torch.backends.cudnn.benchmark`` on, then restore it: cuDNN times its convolution
+    algorithms at a shape's first call and keeps the fastest, which pays off as a run's shapes never change."""
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = before
+
+
+def device_settings(dev: torch.device):
+    """The settings training runs under on ``dev``: one CPU thread (:func:`one_cpu_thread`) on the CPU,
+    autotuned convolutions (:func:`cudnn_autotuned`) on CUDA."""
+    if dev.type == "cpu":
+        return one_cpu_thread()
+    return cudnn_autotuned() if dev.type == "cuda" else contextlib.nullcontext()
+
+
 def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto") -> list[RunResult]:
     """Train runs that differ only in sigma_w and seed in one loop, one network each (``fused=False``: the
     reference) or all as one fused network (``fused=True``, :mod:`fibook.forgetting.fused`); return their results
-    in order.
+    in order, each with its config at the precision it ran at (``auto`` resolved by :func:`resolve_precision`).
 
     Each run keeps its own data order (its seed), BatchNorm statistics, optimizer state, history and status;
-    a diverged run stops being recorded while the others go on. On the CPU training runs on one thread
-    (:func:`one_cpu_thread`), whatever the caller's thread count.
+    a diverged run stops being recorded while the others go on. Training runs under :func:`device_settings`:
+    on the CPU on one thread, whatever the caller's thread count.
     """
     check_population(configs)
     dev = resolve_device(device)
-    if dev.type != "cpu":
+    configs = [replace(c, precision=resolve_precision(c.precision, dev)) for c in configs]
+    with device_settings(dev):
         return _train_population(configs, dev)
-    with one_cpu_thread():
-        return _train_population(configs, dev)
+
+
+def population_batches(configs: list[TrainConfig], ds: DatasetSplits,
+                       dev: torch.device) -> tuple[list[Batches], dict[str, Batches]]:
+    """Each run's training batches (its batch size, augmentation and seed) and the evaluation batches of the
+    train, val and test splits, all on ``dev``; the runs' batches share the evaluation's copy of the training
+    split, so a population of any size holds it once."""
+    c = configs[0]
+    stats = dict(mean=ds.mean, std=ds.std, device=dev,
+                 dtype=torch.float64 if c.precision == "fp64" else torch.float32)
+    evals = {name: Batches(split, EVAL_BATCH, shuffle=False, drop_last=False, **stats)
+             for name, split in (("train", ds.train), ("val", ds.val), ("test", ds.test))}
+    train_batches = [evals["train"].sharing(c.batch_size, shuffle=True, augment=c.augment, drop_last=True,
+                                            seed=r.seed) for r in configs]
+    return train_batches, evals
 
 
 def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[RunResult]:
     start = time.perf_counter()
     c = configs[0]
-    bf16 = _use_bf16(c.precision, dev)
-    ds = _dataset(c.dataset).subset(c.n_train, c.n_val, c.n_test)
-    blocks = _build_blocks(configs, c.fused, ds, dev, bf16)
-    stats = dict(mean=ds.mean, std=ds.std, device=dev,
-                 dtype=torch.float64 if c.precision == "fp64" else torch.float32)
-    train_batches = [Batches(ds.train, c.batch_size, shuffle=True, augment=c.augment, drop_last=True,
-                             seed=r.seed, **stats) for r in configs]
-    evals = {name: Batches(split, EVAL_BATCH, shuffle=False, drop_last=False, **stats)
-             for name, split in (("train", ds.train), ("val", ds.val), ("test", ds.test))}
+    bf16 = c.precision == "bf16"
+    ds = dataset(c.dataset).subset(c.n_train, c.n_val, c.n_test)
+    blocks = build_blocks(configs, c.fused, ds.image_shape[0], len(ds.classes), dev, bf16)
+    train_batches, evals = population_batches(configs, ds, dev)
     steps_per_epoch = len(train_batches[0])
     total_steps = c.epochs * steps_per_epoch
     keys = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm",
@@ -373,15 +450,7 @@ def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[Run
                     group["lr"] = base * mult
                 xb = torch.cat([step_batches[i][0] for i in b.members], dim=1)
                 yb = torch.stack([step_batches[i][1] for i in b.members], dim=1)
-                if bf16:
-                    xb = xb.contiguous(memory_format=torch.channels_last)
-                with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-                    logits = _full_precision(b.net(xb))
-                losses = F.cross_entropy(logits.permute(0, 2, 1), yb, reduction="none").mean(0)
-                b.opt.zero_grad(set_to_none=True)
-                losses.sum().backward()
-                b.opt.step()
-                loss_sums[b.members] += losses.detach()
+                loss_sums[b.index] += train_step(b, xb, yb, bf16)
             lrs.append(c.lr * mult)
         for i, mean_loss in enumerate((loss_sums / steps_per_epoch).tolist()):
             if status[i] == "ok" and not (math.isfinite(mean_loss) and mean_loss <= loss_limits[i]):
