@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 export OMP_NUM_THREADS := 1
 
-.PHONY: book test setup data browser lint unit notebooks store-notebooks store benchmarks clean
+.PHONY: book test setup data browser lint unit notebooks store-notebooks store benchmarks clean reproduce \
+	reproduce-smoke
 
 book: setup data
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
@@ -16,15 +17,35 @@ book: setup data
 # -rs lists every skipped test with its reason in the summary.
 PYTEST_OPTS := -rs
 
-# The portability check (every computing chapter again, on a second CPU kernel path) runs in its own process
-# alongside the rest, on the second core; its report follows the main one, and either failing fails the target.
+# The portability check (every computing chapter again, on a second CPU kernel path) and then the smoke
+# reproduction (every sweep, chapter, book build and verdict diff at `smoke`) run in their own processes alongside
+# the rest, on the second core; their reports follow the main one, and any of them failing fails the target.
 test: setup data browser lint
-	@$(PY) -m pytest $(PYTEST_OPTS) -p no:cacheprovider tests/test_portability.py > .portability.log 2>&1 & \
-	  portability=$$!; \
+	@( $(PY) -m pytest $(PYTEST_OPTS) -p no:cacheprovider tests/test_portability.py > .portability.log 2>&1; \
+	   echo $$? > .portability.rc; \
+	   $(MAKE) --no-print-directory reproduce-smoke > .reproduce.log 2>&1; echo $$? > .reproduce.rc ) & \
+	  second=$$!; \
 	  $(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env --ignore=tests/test_portability.py tests chapters; \
-	  main=$$?; wait $$portability; second=$$?; \
-	  echo "== portability check (tests/test_portability.py)"; cat .portability.log; rm -f .portability.log; \
-	  test $$main = 0 && test $$second = 0
+	  main=$$?; wait $$second; \
+	  echo "== portability check (tests/test_portability.py)"; cat .portability.log; \
+	  echo "== make reproduce SCALE=smoke, from scratch"; cat .reproduce.log; \
+	  portability=$$(cat .portability.rc); reproduce=$$(cat .reproduce.rc); \
+	  rm -f .portability.log .portability.rc .reproduce.log .reproduce.rc; \
+	  test $$main = 0 && test $$portability = 0 && test $$reproduce = 0
+
+# Rerun the whole book at one scale: the plan and its cost on DEVICE, every missing run, every chapter into
+# _build/reproduce/SCALE (the stored outputs are not touched), its HTML book, and the verdicts that changed.
+DEVICE ?= auto
+WORKERS ?= 1
+reproduce: setup data
+	@test -n "$(SCALE)" || { echo "usage: make reproduce SCALE=smoke|book|gpu|paper [DEVICE=auto|cpu|cuda] [WORKERS=1]"; exit 2; }
+	$(PY) -m fibook reproduce --scale $(SCALE) --device $(DEVICE) --workers $(WORKERS)
+
+# The smoke reproduction of `make test`: from scratch, in a temporary results store, verdict folder and tree.
+reproduce-smoke: setup data
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  FIBOOK_RESULTS=$$tmp/results FIBOOK_VERDICTS=$$tmp/verdicts $(PY) -m fibook reproduce --scale smoke \
+	    --device cpu --tree $$tmp/tree --against data/verdicts/book.json
 
 setup: $(STAMP)
 

@@ -62,7 +62,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_status(args) -> int:
-    s = status(args.name, args.scale, workers=args.workers, fuse=args.fuse)
+    s = status(args.name, args.scale, workers=args.workers, fuse=args.fuse, device=args.device)
     eta = "unknown (no finished run yet)" if s["eta_seconds"] is None else f"{s['eta_seconds'] / 60:.1f} min"
     print(f"{s['experiment']} [{s['scale']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
           f"failed {s['failed']}, remaining {s['remaining']} (of which {s['reusable']} reusable from other "
@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q = experiment_parser("status", "what an experiment has done and has left", cmd_status)
     q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")
+    q.add_argument("--device", default="auto",
+                   help="the device the sweep runs on, which decides an 'auto' precision (default: auto)")
     q.add_argument("--fuse", action="store_true", help="count the fused runs (those of sweep --fuse)")
     experiment_parser("repair", "drop the broken tail of an experiment's results file", cmd_repair)
     p = sub.add_parser("verdicts", help="print the verdicts recorded at a scale, or those that differ from another's")

@@ -35,7 +35,7 @@ import yaml
 from fibook.paths import PROJECT_ROOT, results_dir
 from fibook.scales import get_scale
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "chapters")  # what a book tree is built from
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "requirements.txt", "_static", "chapters")  # what a book tree is built from
 STAMPS = ".reproduced.json"  # in the tree: chapter -> the key of its last successful execution there
 NAN = re.compile(r"(?<![\w.])[-+]?nan(?![\w])", re.IGNORECASE)
 CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-scale chapter plots many results files)

@@ -159,7 +159,7 @@ SCALES: dict[str, Scale] = {
         forgetting=ForgettingScale(data=DataScale("fashion_mnist", 512, 256, 256), width=8, epochs=2,
                                    sigma_w=(0.1, 2.5), seeds=(0,), precision="fp32"),
         shape=ShapeScale(
-            d=100, n_train=10, n_test=200, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=6,
+            d=100, n_train=30, n_test=200, sparsity=5, noise_var=0.01, alpha_log10=SHAPE_ALPHA_LOG10, n_alpha=6,
             shapes=(0.0, 0.9), n_instances=1, gd_checks=1, gd_max_steps=20_000, explorer_frames=(3, 2),
             n_small=10, d_small=30,
         ),
