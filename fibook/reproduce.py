@@ -35,7 +35,8 @@ import yaml
 from fibook.paths import PROJECT_ROOT, results_dir
 from fibook.scales import get_scale
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "requirements.txt", "_static", "chapters")  # what a book tree is built from
+# what a book tree is built from (the appendix includes requirements.txt)
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "requirements.txt", "_static", "chapters")
 STAMPS = ".reproduced.json"  # in the tree: chapter -> the key of its last successful execution there
 NAN = re.compile(r"(?<![\w.])[-+]?nan(?![\w])", re.IGNORECASE)
 CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-scale chapter plots many results files)
@@ -283,23 +284,24 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     return 0
 
 
-def verdict_overview(scale: str) -> tuple[list[str], list[dict]]:
-    """What the book found at ``scale``, read from its verdict file: one line per Part counting its verdicts by
-    class, and the table of every claim (:func:`fibook.verdicts.book_table`). No file yet: a line saying how to
-    write it, and no rows."""
+def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
+    """What the book found at ``scale``, read from its verdict file, Part by Part: a line counting the Part's
+    verdicts by class, and the table of its claims (:func:`fibook.verdicts.book_table`). No file yet: one line
+    saying how to write it, and no rows."""
     from fibook import verdicts
 
     scale = get_scale(scale).name
     if not verdicts.verdicts_path(scale).is_file():
-        return [f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them."], []
+        return [(f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them.",
+                 [])]
     data = verdicts.read_verdicts(scale)
     entries = [(caption, "/" + str(Path(path).with_suffix("")), title(PROJECT_ROOT / path))
                for caption, path in contents() if caption]
-    table = verdicts.book_table(data, entries)
-    lines = []
+    out = []
     for caption in dict.fromkeys(c for c, _, _ in entries):
-        stems = {Path(d).stem for c, d, _ in entries if c == caption}
-        recs = [r for r in verdicts.rows(data) if r["chapter"] in stems]
-        tally = ", ".join(f"{n} {v}" for v, n in verdicts.counts(recs).items())
-        lines.append(f"{caption}: {len(recs)} claims ({tally})" if recs else f"{caption}: no verdicts recorded")
-    return lines, table
+        part = [(doc, name) for c, doc, name in entries if c == caption]
+        table = verdicts.book_table(data, part)
+        tally = ", ".join(f"{n} {v}" for v, n in verdicts.counts(table).items())
+        out.append((f"{caption}: {len(table)} claims ({tally})" if table else f"{caption}: no verdicts recorded",
+                    table))
+    return out

@@ -228,13 +228,14 @@ def markdown_table(table: Sequence[Mapping[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def book_table(data: Mapping, contents: Sequence[tuple[str, str, str]]) -> list[dict]:
-    """The table of every claim of a verdict file, Part by Part in the book's order: ``contents`` lists each
-    chapter's (Part caption, document path without suffix, title); the chapter cell links to its page."""
+def book_table(data: Mapping, contents: Sequence[tuple[str, str]]) -> list[dict]:
+    """The table of the claims of a verdict file and their verdict classes, in the order of ``contents``: each
+    chapter's (document path without suffix, title); the chapter cell links to its page, where the
+    chapter's own table gives our number and the verdict's reason."""
     out = []
-    for caption, doc, name in contents:
+    for doc, name in contents:
         stem = Path(doc).stem
         for r in data["chapters"].get(stem, []):
-            out.append({"part": caption.split(":")[0], "chapter": f"{{doc}}`{name} <{doc}>`", "claim": r["claim"],
-                        "paper's number": r["paper"], "ours": r["ours"], "verdict": r["verdict"]})
+            out.append({"chapter": f"{{doc}}`{name} <{doc}>`", "claim": r["claim"], "paper's number": r["paper"],
+                        "verdict": r["verdict"]})
     return out

@@ -104,14 +104,14 @@ def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
     from fibook.verdicts import Claim, write_chapter
 
     monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
-    lines, rows = reproduce.verdict_overview("smoke")
-    assert rows == [] and "make reproduce SCALE=smoke" in lines[0]
+    ((line, rows),) = reproduce.verdict_overview("smoke")
+    assert rows == [] and "make reproduce SCALE=smoke" in line
     write_chapter("sgd_remembers", "smoke", [Claim("spread", "26.5 pp", "8.6 pp", "qualitatively", rule="r"),
                                              Claim("fits", "yes", "4 of 5", "not tested: one does not", rule="r")])
     write_chapter("two_steps", "smoke", [Claim("step 1", "unequal", "unequal", "yes", rule="r")])
-    lines, rows = reproduce.verdict_overview("smoke")
-    assert lines[0] == "Part I: Forgetting initialization: 2 claims (1 qualitatively, 1 not tested)"
-    assert lines[1] == "Part II: Initialization shape: no verdicts recorded"
-    assert [r["verdict"] for r in rows] == ["qualitatively", "not tested", "yes"]
-    assert rows[0]["chapter"] == "{doc}`SGD remembers </chapters/part1_forgetting/sgd_remembers>`"
-    assert rows[2]["part"] == "Part III"
+    (one, rows1), (two, rows2), (three, rows3) = reproduce.verdict_overview("smoke")[:3]
+    assert one == "Part I: Forgetting initialization: 2 claims (1 qualitatively, 1 not tested)"
+    assert two == "Part II: Initialization shape: no verdicts recorded" and rows2 == []
+    assert [r["verdict"] for r in rows1 + rows3] == ["qualitatively", "not tested", "yes"]
+    assert rows1[0] == {"chapter": "{doc}`SGD remembers </chapters/part1_forgetting/sgd_remembers>`",
+                        "claim": "spread", "paper's number": "26.5 pp", "verdict": "qualitatively"}
