@@ -74,10 +74,11 @@ def title(notebook: Path) -> str:
     return notebook.stem
 
 
-def _digest(paths: list[Path]) -> str:
+def _digest(folder: Path, pattern: str) -> str:
+    """A hash of the files under ``folder`` that match ``pattern``: their paths relative to it and their bytes."""
     h = hashlib.sha256()
-    for p in sorted(paths):
-        h.update(str(p).encode())
+    for p in sorted(folder.glob(pattern)):
+        h.update(str(p.relative_to(folder)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
 
@@ -86,8 +87,8 @@ def chapter_key(notebook: Path, scale: str) -> str:
     """What a chapter's execution depends on: its cells' sources, the scale, the package's code and the results
     files of that scale. Outputs are not part of it, so a re-stored book chapter keeps its key."""
     cells = [(c["cell_type"], "".join(c["source"])) for c in json.loads(notebook.read_text())["cells"]]
-    code = _digest(list((PROJECT_ROOT / "fibook").rglob("*.py")))
-    data = _digest(list(results_dir().glob(f"*/{scale}.jsonl")))
+    code = _digest(PROJECT_ROOT / "fibook", "**/*.py")
+    data = _digest(results_dir(), f"*/{scale}.jsonl")
     return hashlib.sha256(json.dumps([cells, scale, code, data]).encode()).hexdigest()
 
 
@@ -124,6 +125,18 @@ def nan_outputs(notebook: Path) -> list[str]:
     return found
 
 
+def failed_page(source: Path, target: Path, scale: str, error: str) -> None:
+    """Write ``target`` as the notebook ``source`` without outputs, under a note that it failed at ``scale`` with
+    ``error``: the built page of a chapter that did not run shows no number of another scale."""
+    nb = json.loads(source.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    note = f"```{{warning}}\nThis chapter failed at the '{scale}' scale: {error}\n```\n"
+    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": [note]})
+    target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
 @dataclass
 class Execution:
     """What happened to one chapter: ``executed``, ``unchanged`` (skipped) or ``failed`` (with why)."""
@@ -138,7 +151,7 @@ def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> 
     ``tree/chapter``. A chapter error or a NaN in its printed outputs is a failure."""
     source, target = root / chapter, tree / chapter
     partial = target.with_name(target.stem + ".partial.ipynb")
-    env = os.environ | {"FIBOOK_SCALE": scale}
+    env = os.environ | {"FIBOOK_SCALE": scale, "FIBOOK_VERDICTS": str(tree / "verdicts")}
     cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(source),
            "--output-dir", str(partial.parent), "--output", partial.name, "--ExecutePreprocessor.record_timing=False",
            f"--ExecutePreprocessor.timeout={CHAPTER_TIMEOUT}"]
@@ -147,7 +160,9 @@ def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> 
         partial.unlink(missing_ok=True)
         lines = [x.strip() for x in done.stderr.splitlines() if x.strip()]
         errors = [x for x in lines if re.match(r"^\w*(Error|Exception|Interrupt)\b", x)]
-        return Execution(chapter, "failed", (errors or lines or ["no message"])[-1][:300])
+        error = (errors or lines or ["no message"])[-1][:300]
+        failed_page(source, target, scale, error)
+        return Execution(chapter, "failed", error)
     nans = nan_outputs(partial)
     os.replace(partial, target)
     if nans:
@@ -157,15 +172,18 @@ def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> 
 
 def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: Path = PROJECT_ROOT) -> list[Execution]:
     """Execute every chapter of the book in ``root`` at ``scale`` into ``tree`` (``workers`` at a time), skipping
-    those whose :func:`chapter_key` matches their last successful execution there."""
+    those whose :func:`chapter_key` matches their last successful execution there and whose verdict rows the tree's
+    verdict file still holds."""
     scale = get_scale(scale).name
     copy_sources(tree, root)
     stamp_file = tree / STAMPS
     stamps = json.loads(stamp_file.read_text()) if stamp_file.is_file() else {}
+    recorded = tree_verdicts(tree, scale)
     todo, results = [], []
     for chapter in chapters(root):
         key = chapter_key(root / chapter, scale)
-        if stamps.get(chapter) == key and (tree / chapter).is_file():
+        rows_lost = "claims_table(" in (root / chapter).read_text() and Path(chapter).stem not in recorded
+        if stamps.get(chapter) == key and (tree / chapter).is_file() and not rows_lost:
             results.append(Execution(chapter, "unchanged"))
         else:
             todo.append((chapter, key))
@@ -193,6 +211,14 @@ def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: 
     return sorted(results, key=lambda e: order[e.chapter])
 
 
+def tree_verdicts(tree: Path, scale: str) -> dict:
+    """The chapters' verdict rows recorded in ``tree`` at ``scale`` (``TREE/verdicts/SCALE.json``), by chapter."""
+    from fibook.verdicts import read_verdicts
+
+    path = tree / "verdicts" / f"{scale}.json"
+    return read_verdicts(path)["chapters"] if path.is_file() else {}
+
+
 def build(tree: Path) -> Path:
     """Build ``tree`` into HTML (warnings as errors, as ``make book``); returns the index page's path."""
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(tree), "-W", "-n", "--keep-going"]
@@ -201,19 +227,6 @@ def build(tree: Path) -> Path:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise ReproduceError(f"the book at {tree} did not build:\n{tail}")
     return tree / "_build" / "html" / "index.html"
-
-
-def check_data(scale: str) -> None:
-    """The dataset of ``scale``'s experiments is present and intact, else :class:`ReproduceError` naming the command
-    that fetches it."""
-    from fibook import data
-
-    name = get_scale(scale).forgetting.data.dataset
-    try:
-        data.load_dataset(name)
-    except data.DatasetError as e:
-        fetch = "" if name == "cifar10" else " (`make data` installs it)"  # CIFAR-10's message names its command
-        raise ReproduceError(f"scale '{scale}' trains on {name}, which is missing here{fetch}: {e}") from e
 
 
 def plan_table(rows: list[dict], device: str, workers: int) -> tuple[list[dict], str]:
@@ -231,32 +244,39 @@ def plan_table(rows: list[dict], device: str, workers: int) -> tuple[list[dict],
 
 def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | None = None, fuse: bool = False,
               against: str | None = "book", log=print) -> int:
-    """Steps 1-4 of the module's docstring, then the verdicts of ``scale`` that differ from ``against``'s (a scale
-    or a verdict file). Returns 0, or 1 when a chapter failed, a verdict record holds a NaN or the book did not
-    build (every chapter is tried and the book built first)."""
+    """Steps 1-4 of the module's docstring, then the verdicts recorded in the tree that differ from ``against``'s
+    (a scale, read from the verdict folder, or a verdict file). The tree's verdict file is then copied into the
+    verdict folder (``python -m fibook verdicts`` reads it there), unless that is the file it was compared with: a
+    rerun of the committed book's scale never overwrites the committed verdicts. Returns 0, or 1 when a run failed,
+    a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
     from fibook import cost, sweep, verdicts
-    from fibook.forgetting.experiments import EXPERIMENTS
+    from fibook.forgetting.experiments import EXPERIMENTS, runs
+    from fibook.forgetting.train import resolve_device
 
     scale = get_scale(scale).name
     device = sweep.check_device(device)
+    shown_device = str(resolve_device(device))
     tree = default_tree(scale) if tree is None else Path(tree)
-    check_data(scale)
-    log(f"== plan at scale '{scale}' on {device}: every experiment's missing runs, then "
+    sweep.check_data([c for name in EXPERIMENTS for c in runs(name, scale)])
+    log(f"== plan at scale '{scale}' on {shown_device}: every experiment's missing runs, then "
         f"{len(chapters())} chapters into {tree}")
-    table, total = plan_table(cost.reproduce_plan(scale, device, fuse=fuse), device, workers)
+    table, total = plan_table(cost.reproduce_plan(scale, device, fuse=fuse), shown_device, workers)
     log(verdicts.markdown_table(table))
     log(total)
     log("== sweeps")
+    failed_runs = 0
     for n, name in enumerate(EXPERIMENTS, 1):
         counts = sweep.run_sweep(name, scale, workers=workers, device=device, fuse=fuse)
         log(f"[{n}/{len(EXPERIMENTS)}] {name}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         if counts["failed"]:
+            failed_runs += counts["failed"]
             log(f"  {counts['failed']} run(s) of {name} failed: `python -m fibook status {name} --scale {scale}`; "
-                "the chapters read what finished")
+                "a rerun retries them, and the chapters read what finished")
     log("== chapters")
     executed = execute_chapters(scale, tree, workers=workers, log=log)
     failed = [e for e in executed if e.outcome == "failed"]
-    records = verdicts.rows(verdicts.read_verdicts(scale)) if verdicts.verdicts_path(scale).is_file() else []
+    ours = tree / "verdicts" / f"{scale}.json"
+    records = verdicts.rows(verdicts.read_verdicts(ours)) if ours.is_file() else []
     nan_rows = [r for r in records if any(NAN.search(str(r[k])) for k in ("paper", "ours", "agrees"))]
     for r in nan_rows:
         log(f"NaN in a verdict record of {r['chapter']}: {r['claim']}: {r['ours']}")
@@ -267,19 +287,26 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     except ReproduceError as e:
         log(str(e))
         built = False
-    if against is not None and against != scale:
+    reference = None
+    if against is not None:
         reference = Path(against) if against.endswith(".json") else verdicts.verdicts_path(against)
         if not records or not reference.is_file():
-            log(f"== no verdicts to compare: {'none recorded here' if not records else f'no verdict file {reference}'}")
+            log(f"== no verdicts to compare: {'none recorded' if not records else f'no verdict file {reference}'}")
         else:
-            diff = verdicts.changed(verdicts.read_verdicts(scale), verdicts.read_verdicts(reference),
+            diff = verdicts.changed(verdicts.read_verdicts(ours), verdicts.read_verdicts(reference),
                                     [Path(c).stem for c in chapters()])
-            log(f"== verdicts at '{scale}' that differ from '{against}': {len(diff)} of {len(records)} rows")
+            log(f"== verdicts at '{scale}' that differ from {reference}: {len(diff)} of {len(records)} rows")
             if diff:
                 log(verdicts.markdown_table(diff))
-    if failed or nan_rows or not built:
-        log(f"failed: {len(failed)} chapter(s), {len(nan_rows)} verdict record(s) with a NaN, the book "
-            f"{'built' if built else 'did not build'}" + "".join(f"\n  {e.chapter}: {e.detail}" for e in failed))
+    published = verdicts.verdicts_path(scale)
+    if records and (reference is None or published.resolve() != reference.resolve()):
+        published.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ours, published)
+        log(f"verdicts at '{scale}' recorded in {published}")
+    if failed_runs or failed or nan_rows or not built:
+        log(f"failed: {failed_runs} run(s), {len(failed)} chapter(s), {len(nan_rows)} verdict record(s) with a NaN; "
+            f"the book {'built' if built else 'did not build'}"
+            + "".join(f"\n  {e.chapter}: {e.detail}" for e in failed))
         return 1
     return 0
 

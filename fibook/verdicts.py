@@ -32,7 +32,9 @@ from fibook.paths import verdicts_dir
 # with numbers inferred from the paper's own figures.
 VERDICTS = ("yes", "qualitatively", "weakly", "partly", "consistent", "no", "not resolved", "not tested", "n/a",
             "own")
-_LEAD = re.compile(r"^(not tested|not resolved|n/a|our own|yes|qualitatively|weakly|partly|consistent|no)\b")
+_WORDS = sorted((v if v != "own" else "our own" for v in VERDICTS), key=len, reverse=True)  # "not ..." before "no"
+_LEAD = re.compile(rf"^({'|'.join(map(re.escape, _WORDS))})(?![\w])")
+TEXT_COMPARED = ("consistent", "n/a", "own")  # classes whose text, not only their class, is compared across scales
 
 
 def verdict_class(agrees: str) -> str:
@@ -143,20 +145,23 @@ def _locked(path: Path) -> Iterator[None]:
 def read_verdicts(source: str | Path) -> dict:
     """The verdict file of scale ``source`` (a scale name, or the path of a verdict file):
     ``{"scale": ..., "chapters": {NAME: [record, ...]}}``. A missing file says which command writes it."""
-    path = Path(source) if str(source).endswith(".json") else verdicts_path(str(source))
+    named = str(source).endswith(".json")
+    path = Path(source) if named else verdicts_path(str(source))
     if not path.is_file():
-        raise FileNotFoundError(f"no verdict file {path}: chapters write it when they run at that scale "
-                                f"(make reproduce SCALE={path.stem})")
+        raise FileNotFoundError(f"no verdict file {path}" + ("" if named else
+                                f": chapters write it when they run at that scale (make reproduce SCALE={source})"))
     try:
         data = json.loads(path.read_text())
         chapters = data["chapters"]
         for name, rows in chapters.items():
             for r in rows:
-                verdict_class(r["agrees"])
                 if r["chapter"] != name:
                     raise ValueError(f"a row of chapter {name!r} says it belongs to {r['chapter']!r}")
+                if r["verdict"] != verdict_class(r["agrees"]):
+                    raise ValueError(f"a row of {name!r} has verdict {r['verdict']!r} for {r['agrees']!r}")
     except (ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"verdict file {path} is not a verdict file ({e}); rerun the chapters to rewrite it") from e
+        raise ValueError(f"verdict file {path} is not a verdict file ({e}); delete it and rerun the chapters that "
+                         "write it") from e
     return data
 
 
@@ -187,9 +192,13 @@ def rows(data: Mapping, order: Sequence[str] = ()) -> list[dict]:
 
 
 def changed(ours: Mapping, reference: Mapping, order: Sequence[str] = ()) -> list[dict]:
-    """The rows whose verdict class differs between two verdict files, matched on (chapter, key), and the rows
-    found in one only: ``{"chapter", "claim", "reference", "ours"}``, a missing side being ``"(no such row)"``.
-    Chapters that one file does not hold at all are left out (they were not run there)."""
+    """The rows whose verdict differs between two verdict files, matched on (chapter, key): their classes differ,
+    or, for the classes of :data:`TEXT_COMPARED`, their texts. Then the rows found in one file only (the missing
+    side reads ``(no such row)``), and one row per chapter that only one file holds (``(chapter not run)``):
+    ``{"chapter", "claim", "reference", "ours"}``."""
+    def differs(a: Mapping, b: Mapping) -> bool:
+        return a["verdict"] != b["verdict"] or (a["verdict"] in TEXT_COMPARED and a["agrees"] != b["agrees"])
+
     both = set(ours["chapters"]) & set(reference["chapters"])
     index = {(r["chapter"], r["key"]): r for r in rows(reference) if r["chapter"] in both}
     out, seen = [], set()
@@ -199,13 +208,16 @@ def changed(ours: Mapping, reference: Mapping, order: Sequence[str] = ()) -> lis
         k = (r["chapter"], r["key"])
         seen.add(k)
         ref = index.get(k)
-        if ref is None or ref["verdict"] != r["verdict"]:
+        if ref is None or differs(r, ref):
             out.append({"chapter": r["chapter"], "claim": r["claim"],
                         "reference": "(no such row)" if ref is None else ref["agrees"], "ours": r["agrees"]})
-    for k, ref in index.items():
-        if k not in seen:
-            out.append({"chapter": ref["chapter"], "claim": ref["claim"], "reference": ref["agrees"],
-                        "ours": "(no such row)"})
+    out += [{"chapter": ref["chapter"], "claim": ref["claim"], "reference": ref["agrees"], "ours": "(no such row)"}
+            for k, ref in index.items() if k not in seen]
+    rank = {name: i for i, name in enumerate(order)}
+    one_side = sorted(set(ours["chapters"]) ^ set(reference["chapters"]), key=lambda n: (rank.get(n, len(rank)), n))
+    out += [{"chapter": name, "claim": "(every claim)",
+             "reference": "(recorded)" if name in reference["chapters"] else "(chapter not run)",
+             "ours": "(recorded)" if name in ours["chapters"] else "(chapter not run)"} for name in one_side]
     return out
 
 

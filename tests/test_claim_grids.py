@@ -2,6 +2,7 @@
 each row gives a verdict of :data:`fibook.verdicts.VERDICTS` (no exception, no nan), names the rule that decided
 it with that rule's thresholds, and the runs it read."""
 
+import dataclasses
 import re
 
 import pytest
@@ -9,6 +10,7 @@ from synthetic import grid_records
 
 from fibook.forgetting import analysis, claims
 from fibook.forgetting.analysis import Finished, NoiseFloor
+from fibook.reproduce import NAN
 from fibook.verdicts import verdict_class
 
 SHAPES = {"2 σ_w, 1 seed, 2 epochs": ((0.1, 2.5), (0,), 2),
@@ -17,13 +19,21 @@ NOISE = NoiseFloor(seed_std_pp=0.3, spread_std_pp=0.5, n_test=3000, seeds=3)
 # the rules that compare spreads, which need every selected predictor to interpolate (claims.condition)
 SPREAD_RULES = ("erases", "keeps_spread", "l2_erases", "falls_with_l2", "l2_lowers", "rises_with_batch",
                 "large_spread", "above_seed_noise", "falls_with_clock", "collapses")
-NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 
 
-def make(shape, spread, show=("optimizer", "lr", "weight_decay"), longer=1, **kw):
-    """An arm of ``shape`` (its epochs times ``longer``)."""
+def diverge_largest(records):
+    """The runs at the largest sigma_w diverged at epoch 1 (their history stops there)."""
+    top = max(r.config.sigma_w for r in records)
+    return [dataclasses.replace(r, status="diverged", diverged_epoch=1, history={k: v[:2] for k, v in
+                                                                                 r.history.items()})
+            if r.config.sigma_w == top else r for r in records]
+
+
+def make(shape, spread, show=("optimizer", "lr", "weight_decay"), longer=1, diverged=False, **kw):
+    """An arm of ``shape`` (its epochs times ``longer``), its largest sigma_w diverged with ``diverged``."""
     sigmas, seeds, epochs = SHAPES[shape]
-    (a,) = analysis.arms(grid_records(spread, sigmas, seeds, epochs * longer, **kw), show=show)
+    records = grid_records(spread, sigmas, seeds, epochs * longer, **kw)
+    (a,) = analysis.arms(diverge_largest(records) if diverged else records, show=show)
     return a
 
 
@@ -32,9 +42,9 @@ def finished(*arm_list):
     return Finished("x", "smoke", list(arm_list), runs, runs, len(arm_list))
 
 
-def rows_of_every_chapter(shape, noise, tau):
+def rows_of_every_chapter(shape, noise, tau, diverged=False):
     def a(spread, **kw):
-        return make(shape, spread, tau=tau, **kw)
+        return make(shape, spread, tau=tau, diverged=diverged, **kw)
 
     sgd, late = a(10.0), a(9.0)
     opt = [sgd, a(3.0, optimizer="adam", lr=1e-3), a(2.0, optimizer="adamw", lr=1e-3, wd=0.01),
@@ -59,8 +69,9 @@ def rows_of_every_chapter(shape, noise, tau):
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("noise", [NOISE, None], ids=["noise floor", "no noise floor"])
 @pytest.mark.parametrize("tau", [1, None], ids=["interpolating", "not interpolating"])
-def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, noise, tau):
-    for chapter, rows in rows_of_every_chapter(shape, noise, tau).items():
+@pytest.mark.parametrize("diverged", [False, True], ids=["", "largest sigma_w diverged"])
+def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, noise, tau, diverged):
+    for chapter, rows in rows_of_every_chapter(shape, noise, tau, diverged).items():
         assert rows, chapter
         for r in rows:
             verdict_class(r.agrees)
@@ -70,7 +81,8 @@ def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, n
             assert r.thresholds == {c: getattr(claims, c) for c in decided_by.thresholds}, (chapter, r.claim)
             assert r.runs, (chapter, r.claim)
             assert r.record(chapter, "smoke")["verdict"] == r.verdict
-            if tau is None and r.rule.rsplit(".", 1)[1] in SPREAD_RULES:  # nothing fits: no spread is judged
+            if (tau is None or diverged and shape.startswith("2")) and r.rule.rsplit(".", 1)[1] in SPREAD_RULES:
+                # nothing fits, or a single sigma_w is left: no spread is judged
                 assert r.verdict == "not tested", (chapter, r.claim, r.agrees)
         keys = [r.key for r in rows]
         assert len(keys) == len(set(keys)), chapter
@@ -88,8 +100,9 @@ def test_three_seeds_judge_differences_paired_without_a_noise_floor():
     assert rows["Adam largely erases the σ_w dependence"].agrees == "qualitatively"
 
 
-def test_the_equal_clock_rows_are_keyed_by_mechanism_and_number_not_by_rate():
+def test_the_equal_clock_rows_are_keyed_by_mechanism_and_how_the_pair_differs_not_by_rate():
     rows = rows_of_every_chapter("2 σ_w, 1 seed, 2 epochs", NOISE, 1)["clocks"]
     pairs = [r for r in rows if r.claim.startswith("equal")]
-    assert pairs and all(re.fullmatch(r"equal T_\w+, equal spread: [\w +]+, pair \d+", r.key) for r in pairs)
+    assert pairs and all(re.fullmatch(r"equal T_\w+, equal spread: [\w +]+, (\w+ ×[\d.]+(, )?)+", r.key)
+                         for r in pairs)
     assert all(r.rule == "fibook.forgetting.claims.collapses" for r in pairs)

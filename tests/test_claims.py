@@ -340,3 +340,14 @@ def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     assert rows[-1].agrees == "not tested: the grid of this scale lacks three batch sizes (a trend needs three)"
     assert rows[-1].rule == "fibook.forgetting.claims.rises_with_batch" and len(rows[-1].runs) == 4
     assert rows[-1].ours == "x at scale 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"
+
+
+def test_an_equal_clock_pair_is_named_by_its_factors_whichever_arm_comes_first():
+    from synthetic import grid_records
+
+    from fibook.forgetting import analysis
+
+    (fast,) = analysis.arms(grid_records(5.0, (0.1, 2.5), (0,), 40, optimizer="adam", lr=0.01))
+    (slow,) = analysis.arms(grid_records(5.0, (0.1, 2.5), (0,), 80, optimizer="adam", lr=0.005))
+    assert claims.pair_change(fast, slow) == claims.pair_change(slow, fast) == "lr ×0.5, epochs ×2"
+    assert claims.pair_change(fast, fast) == "same settings"

@@ -116,6 +116,13 @@ def curves(step1, step2):
 PEAK, DIP, FLAT = np.array([0, 1, 2, 1, 0.0]), np.array([2, 1, 0, 1, 2.0]), np.ones(5)
 
 
+def test_each_literal_step_row_reads_its_own_step():
+    runs = [curves(PEAK, FLAT)]  # step 1 holds, step 2 does not: only the step-2 row says no
+    assert claims.literal_midpoint(runs, 1, "max") == "yes" and claims.literal_midpoint(runs, 2, "min") == "no"
+    runs = [curves(PEAK, DIP), curves(DIP, DIP)]  # one run without a step-1 maximum
+    assert claims.literal_midpoint(runs, 1, "max") == "no" and claims.literal_midpoint(runs, 2, "min") == "yes"
+
+
 def test_unequal_then_equal_needs_a_step_one_max_and_a_step_two_min_in_every_run():
     assert claims.unequal_then_equal([curves(PEAK, DIP), curves(PEAK, DIP)])
     assert not claims.unequal_then_equal([curves(PEAK, FLAT)])  # step 2 must be a minimum, not just no maximum
@@ -168,7 +175,7 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
                             "step 2: equal (φ = 0.50, 3/3 draws)")
     assert [r.agrees for r in rows] == ["yes", "yes", "yes (lower edge)", "no (∝ h^0.67, as derived) (upper edge)",
                                         "yes"]
-    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["literal_transition"] * 2 + ["window_verdict"] * 2 + [
+    assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["literal_midpoint"] * 2 + ["window_verdict"] * 2 + [
         "robustness_agrees"]
     assert rows[4].thresholds == {"DIVERGENCE_FACTOR": 1e3, "TIE_RTOL": 1e-9} and rows[2].thresholds == {
         "WINDOW_TOL": 0.1}
@@ -181,7 +188,7 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
     flipped = _case_result(np.stack([np.ones(5), 1 - bowl, 1 - bowl], axis=1)[:, :, None], (1, 2))
     rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
                                        window_widths=(256, 1024, 4096, 16384), robust=[flipped])
-    assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "no", "no"]
+    assert [rows[i].agrees for i in (0, 1, 4)] == ["no", "yes", "no"]  # step 2 still a minimum everywhere
     one_draw_mixed = np.stack([np.ones(5), 1 - bowl, 1 + bowl], axis=1)[:, :, None].repeat(2, axis=2)
     one_draw_mixed[:, 1, 1] = 1 + bowl / 2  # the second draw prefers equal rates at step 1
     deep = _case_result(one_draw_mixed, (1, 2), claimed=(2,))

@@ -22,12 +22,16 @@ def book(tmp_path):
     (root / "chapters" / "part").mkdir(parents=True)
     (root / "_toc.yml").write_text("format: jb-book\nroot: chapters/intro\nparts:\n  - caption: 'Part A: a'\n"
                                    "    chapters:\n      - file: chapters/part/ok\n      - file: chapters/part/bad\n"
-                                   "      - file: chapters/part/nan\n      - file: chapters/part/notes\n")
+                                   "      - file: chapters/part/nan\n      - file: chapters/part/notes\n"
+                                   "      - file: chapters/part/claims\n")
     (root / "chapters" / "part" / "notes.md").write_text("# Notes\n")  # not a notebook: not executed
     pages = {"intro": notebook("print('intro')", title="Intro"),
              "part/ok": notebook("import os\nprint('scale', os.environ['FIBOOK_SCALE'])"),
              "part/bad": notebook("raise ValueError('this chapter cannot run at this scale')"),
-             "part/nan": notebook("print(f'2.7 ± {float(\"nan\")} pp')")}
+             "part/nan": notebook("print(f'2.7 ± {float(\"nan\")} pp')"),
+             "part/claims": notebook("from fibook.notebook import claims_table\nfrom fibook.verdicts import Claim\n"
+                                     "claims_table([Claim('c', 'p', 'o', 'yes', rule='r')], chapter='claims', "
+                                     "scale='smoke')")}
     for name, nb in pages.items():
         (root / "chapters" / f"{name}.ipynb").write_text(json.dumps(nb))
     return root
@@ -40,7 +44,7 @@ def outputs(path):
 
 def test_chapters_follow_the_table_of_contents_and_skip_pages_that_are_not_notebooks(book):
     assert chapters(book) == ["chapters/intro.ipynb", "chapters/part/ok.ipynb", "chapters/part/bad.ipynb",
-                              "chapters/part/nan.ipynb"]
+                              "chapters/part/nan.ipynb", "chapters/part/claims.ipynb"]
 
 
 def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(book, tmp_path):
@@ -48,7 +52,12 @@ def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(boo
     first = {e.chapter: e for e in execute_chapters("smoke", tree, workers=2, root=book, log=logs.append)}
     assert {c: e.outcome for c, e in first.items()} == {
         "chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "executed",
-        "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed"}
+        "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed",
+        "chapters/part/claims.ipynb": "executed"}
+    assert list(reproduce.tree_verdicts(tree, "smoke")) == ["claims"]  # the tree's own verdict file
+    failed_page = json.loads((tree / "chapters/part/bad.ipynb").read_text())["cells"]
+    assert "failed at the 'smoke' scale" in "".join(failed_page[1]["source"])
+    assert outputs(tree / "chapters/part/bad.ipynb") == ""
     assert "this chapter cannot run at this scale" in first["chapters/part/bad.ipynb"].detail
     assert "NaN in its output" in first["chapters/part/nan.ipynb"].detail
     assert "scale smoke" in outputs(tree / "chapters/part/ok.ipynb")
@@ -56,15 +65,18 @@ def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(boo
     assert not (tree / "chapters/part/bad.partial.ipynb").exists()
     assert [line for line in logs if "failed" in line][0].startswith("  [")
 
+    (tree / "verdicts" / "smoke.json").unlink()  # its rows lost: the chapter that writes them runs again
     second = {e.chapter: e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
     assert second == {"chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "unchanged",
-                      "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed"}
+                      "chapters/part/bad.ipynb": "failed", "chapters/part/nan.ipynb": "failed",
+                      "chapters/part/claims.ipynb": "executed"}
 
     (book / "chapters/part/bad.ipynb").write_text(json.dumps(notebook("print('fixed')")))
     (book / "chapters/part/nan.ipynb").write_text(json.dumps(notebook("print('no longer')")))
     third = {e.chapter: e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
     assert third == {"chapters/intro.ipynb": "executed", "chapters/part/ok.ipynb": "unchanged",
-                     "chapters/part/bad.ipynb": "executed", "chapters/part/nan.ipynb": "executed"}
+                     "chapters/part/bad.ipynb": "executed", "chapters/part/nan.ipynb": "executed",
+                     "chapters/part/claims.ipynb": "unchanged"}
     fourth = {e.outcome for e in execute_chapters("smoke", tree, root=book, log=logs.append)}
     assert fourth == {"unchanged"}
     assert {e.outcome for e in execute_chapters("book", tmp_path / "other", root=book, log=logs.append)} \

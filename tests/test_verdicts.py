@@ -94,8 +94,18 @@ def test_a_broken_verdict_file_says_so_and_a_missing_one_names_the_command(tmp_p
     bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "maybe", "chapter": "a"}]}}))
     with pytest.raises(ValueError, match="is not a verdict file"):
         read_verdicts(bad)
-    with pytest.raises(FileNotFoundError, match="make reproduce SCALE=gpu"):
+    bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "yes", "verdict": "no",
+                                                                       "chapter": "a"}]}}))
+    with pytest.raises(ValueError, match="has verdict 'no' for 'yes'"):
+        read_verdicts(bad)
+    with pytest.raises(FileNotFoundError, match="gpu.json$"):
         read_verdicts(tmp_path / "gpu.json")
+
+
+def test_a_missing_scale_names_the_command_that_writes_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="make reproduce SCALE=gpu"):
+        read_verdicts("gpu")
 
 
 def _write(path, chapter):
@@ -121,10 +131,18 @@ def test_changed_lists_only_rows_whose_verdict_class_differs_and_rows_on_one_sid
     write_chapter("a", "smoke", [Claim("claim 1", "p", "other number", "yes (same order)", rule="r"),
                                  *rows_of((2, "not tested: too short"), (4, "yes"))], smoke)
     diff = changed(read_verdicts(smoke), read_verdicts(book))
-    assert [(d["claim"], d["reference"], d["ours"]) for d in diff] == [
-        ("claim 2", "qualitatively", "not tested: too short"), ("claim 4", "(no such row)", "yes"),
-        ("claim 3", "no", "(no such row)")]
+    assert [(d["chapter"], d["claim"], d["reference"], d["ours"]) for d in diff] == [
+        ("a", "claim 2", "qualitatively", "not tested: too short"), ("a", "claim 4", "(no such row)", "yes"),
+        ("a", "claim 3", "no", "(no such row)"), ("b", "(every claim)", "(recorded)", "(chapter not run)")]
     assert changed(read_verdicts(book), read_verdicts(book)) == []
+
+
+def test_changed_compares_the_text_of_own_consistent_and_na_rows(tmp_path):
+    book, gpu = tmp_path / "book.json", tmp_path / "gpu.json"
+    write_chapter("a", "book", rows_of((1, "our own result: yes"), (2, "consistent (inferred)"), (3, "yes")), book)
+    write_chapter("a", "gpu", rows_of((1, "our own result: no"), (2, "consistent (inferred)"), (3, "yes (more)")),
+                  gpu)
+    assert [d["claim"] for d in changed(read_verdicts(gpu), read_verdicts(book))] == ["claim 1"]
 
 
 def test_counts_follow_the_order_of_the_classes():

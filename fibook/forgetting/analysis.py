@@ -471,6 +471,8 @@ class SpreadEstimate:
 
     def __str__(self) -> str:
         seeds = f"{self.seeds} seed{'s' * (self.seeds != 1)}"
+        if math.isnan(self.mean):
+            return f"n/a ({seeds}; fewer than two σ_w have a run that did not diverge)"
         if not self.has_error_bar:
             return f"{self.mean:.1f} pp ({seeds}; no error bar: no pooled seed std at this scale)"
         source = "pooled seed std" if self.borrowed else "std over seeds"
@@ -504,6 +506,8 @@ class Difference:
         return not math.isnan(self.std)
 
     def __str__(self) -> str:
+        if math.isnan(self.value):
+            return "n/a (a spread is undefined)"
         if not self.has_error_bar:
             return f"{self.value:+.1f} pp (no error bar)"
         return f"{self.value:+.1f} ± {self.std:.1f} pp{' (paired)' if self.paired else ''}"

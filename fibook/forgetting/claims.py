@@ -107,6 +107,12 @@ def run_ids(*arm_list: Arm | None) -> tuple[str, ...]:
     return tuple(r.id for a in arm_list if a is not None for r in a.records)
 
 
+def shown(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, or ``n/a`` where it is undefined: a spread or a radial memory is NaN
+    when fewer than two sigma_w have a run that did not diverge."""
+    return "n/a" if np.isnan(value) else f"{value:.{digits}f}"
+
+
 def arm_key(arm: Arm) -> str:
     """``sgd``, ``msgd``, ``adam``, ``adamw``, ``muon``, or ``sgd+L2`` for SGD with weight decay."""
     return arm.config.optimizer + ("+L2" if sgd_with_l2(arm.config) else "")
@@ -118,15 +124,20 @@ def interpolating(arm: Arm) -> str:
     return f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w interpolate at the selected checkpoint"
 
 
+def unmet(*arm_list: Arm) -> list[str]:
+    """Why each arm fails the condition of the spread verdicts: its spread is undefined (fewer than two sigma_w have
+    a run that did not diverge), or a sigma_w's selected predictor does not interpolate; empty when all pass."""
+    return [f"{a.label} has fewer than two σ_w with a run that did not diverge" if np.isnan(a.spread_pp) else
+            f"{a.label}'s selected predictor does not interpolate at "
+            f"{len(a.sigmas) - sum(a.selected_interpolated)} of {len(a.sigmas)} σ_w"
+            for a in arm_list if np.isnan(a.spread_pp) or not a.interpolates_at_selection]
+
+
 def condition(*arm_list: Arm) -> str | None:
-    """None when the condition holds for every arm (each sigma_w's selected predictor interpolates),
-    else the verdict that replaces the comparison: ``not tested: ... does not interpolate``."""
-    failing = [a for a in arm_list if not a.interpolates_at_selection]
-    if not failing:
-        return None
-    return "not tested: " + "; ".join(f"{a.label}'s selected predictor does not interpolate at "
-                                      f"{len(a.sigmas) - sum(a.selected_interpolated)} of {len(a.sigmas)} σ_w"
-                                      for a in failing)
+    """None when every arm meets the condition of the spread verdicts (:func:`unmet`), else the verdict that
+    replaces the comparison: ``not tested: <why>``."""
+    reasons = unmet(*arm_list)
+    return "not tested: " + "; ".join(reasons) if reasons else None
 
 
 def beyond_noise(d: Difference) -> bool:
@@ -242,7 +253,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         if q is None:
             claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise), rule=erases, runs=run_ids(a, sgd)))
         else:
-            main = f"{spread_estimate(a, noise).mean:.1f} pp on the main σ_w grid (1 seed)"
+            main = f"{shown(spread_estimate(a, noise).mean, 1)} pp on the main σ_w grid (1 seed)"
             claims.append(Claim(claim, paper, f"quick σ_w grid: {ours(q, quick_sgd)}; {main}",
                                 erases(q, quick_sgd, noise), rule=erases, runs=run_ids(q, quick_sgd, a)))
     longer = []
@@ -263,25 +274,26 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         m = by_key["msgd"]
         raw, grow = m.run_clock()[1], 1 / (1 - heavy_ball_momentum(m.config)) ** 2
         claims.append(Claim("momentum SGD at the same raw η", "no number given",
-                            f"{spread_estimate(m, noise).mean:.1f} pp vs SGD {sgd_spread.mean:.1f} pp; T_SGD = "
+                            f"{shown(spread_estimate(m, noise).mean, 1)} pp vs SGD {shown(sgd_spread.mean, 1)} pp; "
+                            "T_SGD = "
                             f"{raw:.3g} over the run at the raw η, as SGD's {sgd.run_clock()[1]:.3g}, or "
                             f"{raw * grow:.3g} at its effective step η/(1−μ) = {effective_lr(m.config):g}",
                             not_in_paper(), rule=not_in_paper, runs=run_ids(m, sgd)))
 
     def radial(arm_list: Sequence[Arm]) -> str:
         return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, "
-                         f"{config_part(a.config, 'epochs')}) {a.radial_memory:.2f}" for a in arm_list)
+                         f"{config_part(a.config, 'epochs')}) {shown(a.radial_memory, 2)}" for a in arm_list)
 
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
         claims.append(Claim("adaptive methods drive the weights to a common norm", "qualitative (secondary)",
-                            f"R: {radial(adaptive)}; SGD {sgd.radial_memory:.2f}", common_norm(adaptive),
+                            f"R: {radial(adaptive)}; SGD {shown(sgd.radial_memory, 2)}", common_norm(adaptive),
                             rule=common_norm, runs=run_ids(*adaptive, sgd)))
     adaptive_longer = [a for a in longer if a.config.optimizer in ("adam", "adamw")]
     if adaptive_longer:
         claims.append(Claim("adaptive methods drive the weights to a common norm, at the longer clocks above",
                             "qualitative (secondary)", f"R on the quick σ_w grid: {radial(adaptive_longer)}; SGD "
-                            f"{quick_sgd.radial_memory:.2f}", common_norm(adaptive_longer), rule=common_norm,
+                            f"{shown(quick_sgd.radial_memory, 2)}", common_norm(adaptive_longer), rule=common_norm,
                             runs=run_ids(*adaptive_longer, quick_sgd)))
     return claims
 
@@ -411,40 +423,42 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
     def longer():
         short, longest = long_arms[0], long_arms[-1]
-        return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {short.spread_pp:.1f} → "
-                f"{longest.spread_pp:.1f} pp (difference {spread_difference(longest, short, noise)}), last epoch "
-                f"{short.final_spread_pp:.1f} → {longest.final_spread_pp:.1f} pp, R {short.radial_memory:.2f} → "
-                f"{longest.radial_memory:.2f}, selected epochs {short.epoch_range()} and {longest.epoch_range()} "
+        return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {shown(short.spread_pp, 1)} → "
+                f"{shown(longest.spread_pp, 1)} pp (difference {spread_difference(longest, short, noise)}), last "
+                f"epoch {shown(short.final_spread_pp, 1)} → {shown(longest.final_spread_pp, 1)} pp, R "
+                f"{shown(short.radial_memory, 2)} → "
+                f"{shown(longest.radial_memory, 2)}, selected epochs {short.epoch_range()} and {longest.epoch_range()} "
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest), long_arms
 
     def large_rate_l2():
-        return (f"{both.label}: {both.spread_pp:.1f} pp (T_L2 = {both.clock()[1]:.3g} at the selected checkpoints; "
-                f"{interpolating(both)}) vs {base.label}: {base.spread_pp:.1f} pp (difference "
+        return (f"{both.label}: {shown(both.spread_pp, 1)} pp (T_L2 = {both.clock()[1]:.3g} at the selected "
+                "checkpoints; "
+                f"{interpolating(both)}) vs {base.label}: {shown(base.spread_pp, 1)} pp (difference "
                 f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
             l2_erases(base, both, noise), (base, both)
 
     def more_l2():
-        per_row = "; ".join(f"{name}: " + " → ".join(f"{a.spread_pp:.1f}" for a in r) + " pp at λ = "
+        per_row = "; ".join(f"{name}: " + " → ".join(f"{shown(a.spread_pp, 1)}" for a in r) + " pp at λ = "
                             + ", ".join(f"{a.config.weight_decay:g}" for a in r) for name, r in rows.items())
         return f"{per_row} ({where(l2_clock, ('arch',))})", falls_with_l2(rows, noise), \
             [a for r in rows.values() for a in r]
 
     def l2_itself():
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
-        return (f"{control.label} → {strongest.label}: {control.spread_pp:.1f} → "
-                f"{strongest.spread_pp:.1f} pp (difference {spread_difference(control, strongest, noise)}; "
+        return (f"{control.label} → {strongest.label}: {shown(control.spread_pp, 1)} → "
+                f"{shown(strongest.spread_pp, 1)} pp (difference {spread_difference(control, strongest, noise)}; "
                 f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
             l2_lowers(control, strongest, noise), (control, strongest)
 
     def batches():
-        fit = [a for a in batch_arms if a.interpolates_at_selection]
+        fit = [a for a in batch_arms if condition(a) is None]
         rho = rank_correlation([a.config.batch_size for a in fit], [a.spread_pp for a in fit])
         rise = spread_difference(fit[-1], fit[0], noise) if len(fit) >= 2 else None
-        left_out = [f"b = {a.config.batch_size}" for a in batch_arms if not a.interpolates_at_selection]
-        return (", ".join(f"b = {a.config.batch_size}: {a.spread_pp:.1f} pp" for a in batch_arms)
+        left_out = [f"b = {a.config.batch_size}" for a in batch_arms if condition(a) is not None]
+        return (", ".join(f"b = {a.config.batch_size}: {shown(a.spread_pp, 1)} pp" for a in batch_arms)
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
                 + ("" if rise is None else f", largest − smallest b: {rise}")
-                + (f" ({', '.join(left_out)} left out: selected predictor does not interpolate)" if left_out else "")
+                + (f" ({', '.join(left_out)} left out: {'; '.join(unmet(*batch_arms))})" if left_out else "")
                 + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise), batch_arms
 
     return [
@@ -572,7 +586,7 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
     def headline(a: Arm, late: bool) -> Claim:
         return Claim(HEADLINE + (LATE_READING if late else ""),
                      "the paper reads the whole run only" if late else paper,
-                     f"{a.spread_pp:.1f} pp ({where}; {interpolating(a)})", large_spread(a), rule=large_spread,
+                     f"{shown(a.spread_pp, 1)} pp ({where}; {interpolating(a)})", large_spread(a), rule=large_spread,
                      runs=run_ids(a))
 
     def seed_row(f: Finished, late: bool) -> Claim:
@@ -584,7 +598,8 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
         per_seed, seed_std = seed_spreads(seeds), [v for v in seed_std_pp(seeds).values() if not np.isnan(v)]
         std = f"per-σ_w seed std ≤ {max(seed_std):.2f} pp" if seed_std else "no seed std (one seed)"
         return Claim(claim, "seed noise not reported",
-                     f"spread {np.mean(list(per_seed.values())):.1f} pp (mean of {len(per_seed)} seeds) vs {std} "
+                     f"spread {shown(np.mean(list(per_seed.values())), 1) if per_seed else 'n/a'} pp (mean of "
+                     f"{len(per_seed)} seeds) vs {std} "
                      f"(quick grid; {interpolating(seeds)})", above_seed_noise(seeds), rule=above_seed_noise,
                      runs=run_ids(seeds))
 
@@ -596,7 +611,8 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
               f"({sum(arm.interpolated)} reach 99.5 % at some epoch)", every_sigma_interpolates(arm),
               rule=every_sigma_interpolates, runs=run_ids(arm)),
         Claim("the final weight norm stays tied to σ_w under SGD", "qualitative (secondary)",
-              f"radial memory R = {arm.radial_memory:.2f}", radial_kept(arm), rule=radial_kept, runs=run_ids(arm)),
+              f"radial memory R = {shown(arm.radial_memory, 2)}", radial_kept(arm), rule=radial_kept,
+              runs=run_ids(arm)),
         seed_row(noise, False),
         seed_row(late_noise, True),
     ]
@@ -604,11 +620,14 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
 
 def late_rise_pp(arm: Arm) -> float:
     """How much the train accuracy at the arm's largest sigma_w (seed-mean) rose over the last quarter of
-    training, epochs E - max(1, E // 4) .. E, in pp: a run still rising has not shown that it cannot fit."""
+    training, epochs E - max(1, E // 4) .. E, in pp: a run still rising has not shown that it cannot fit (a run
+    that diverged is read up to its last recorded epoch)."""
+    def rise(train_acc: list[float]) -> float:
+        e = len(train_acc) - 1  # the last epoch recorded: E, or the epoch a diverged run stopped at
+        return train_acc[e] - train_acc[e - max(1, e // 4)]
+
     runs = [r for r in arm.records if r.config.sigma_w == arm.sigmas[-1]]
-    e = runs[0].config.epochs
-    start = e - max(1, e // 4)
-    return 100 * float(np.mean([r.history["train_acc"][e] - r.history["train_acc"][start] for r in runs]))
+    return 100 * float(np.mean([rise(r.history["train_acc"]) for r in runs]))
 
 
 @rule("STILL_RISING_PP")
@@ -687,6 +706,15 @@ def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) ->
     return pts, rho, drop
 
 
+def pair_change(a: Arm, b: Arm) -> str:
+    """How two arms of an equal-clock pair differ, the same at every scale: from the arm with the larger rate (then
+    L2, batch, epochs) to the other, the factor of each setting that changes, e.g. ``lr ×0.5, epochs ×2``."""
+    first, second = sorted((a.config, b.config), key=lambda c: (-c.lr, -c.weight_decay, -c.batch_size, -c.epochs))
+    return ", ".join(f"{name} ×{getattr(second, name) / getattr(first, name):.3g}"
+                     for name in ("lr", "weight_decay", "batch_size", "epochs")
+                     if getattr(first, name) != getattr(second, name) and getattr(first, name)) or "same settings"
+
+
 def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str) -> list[Claim]:
     """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
     (:func:`trend`, :func:`falls_with_clock`); per equal-clock pair (:func:`~fibook.forgetting.analysis.
@@ -702,14 +730,13 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
         rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
                           falls_with_clock(rho, drop), rule=falls_with_clock,
                           runs=run_ids(*[p.arm for p in points if p.clock == clock])))  # left out ones too
-    numbered: Counter = Counter()  # the pairs of one clock and mechanism, numbered in clock order
     for p, q in equal_clock_pairs(points):
         d = spread_difference(p.arm, q.arm, noise)
-        numbered[p.clock, p.mechanism] += 1
         rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
                           "the paper's organising idea (clocks, not epochs)",
                           f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
-                          f"selected checkpoints): {p.spread.mean:.1f} vs {q.spread.mean:.1f} pp (difference {d}) "
+                          f"selected checkpoints): {shown(p.spread.mean, 1)} vs {shown(q.spread.mean, 1)} pp "
+                          f"(difference {d}) "
                           f"({where})", collapses(p.arm, q.arm, noise), rule=collapses, runs=run_ids(p.arm, q.arm),
-                          key=f"equal {p.clock}, equal spread: {p.mechanism}, pair {numbered[p.clock, p.mechanism]}"))
+                          key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}"))
     return rows

@@ -217,9 +217,11 @@ def unequal_then_equal(losses: Iterable[np.ndarray]) -> bool:
 
 
 @rule()
-def literal_transition(losses: Iterable[np.ndarray]) -> str:
-    """``yes`` when :func:`unequal_then_equal` holds for the literal-GD runs ``losses``, else ``no``."""
-    return "yes" if unequal_then_equal(losses) else "no"
+def literal_midpoint(losses: Iterable[np.ndarray], step: int, kind: str) -> str:
+    """``yes`` when the equal split is a local ``kind`` (``max`` or ``min``, :func:`midpoint_kind`) of the test
+    loss at ``step`` in every literal-GD run ``losses`` (one (points, steps + 1) array per budget), else ``no``:
+    the paper's step-1 claim is ``(1, "max")``, its step-2 claim ``(2, "min")``."""
+    return "yes" if all(midpoint_kind(np.asarray(loss)[:, step]) == kind for loss in losses) else "no"
 
 
 @rule("WINDOW_TOL")
@@ -250,20 +252,22 @@ def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndar
                          windows: Mapping[int, tuple[Slope, Slope]], window_widths: Sequence[int],
                          robust: Sequence[CaseResult]) -> list[Claim]:
     """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
-    run, the split grid and its (points, steps + 1) losses; :func:`unequal_then_equal`); the paper's O(h) width
-    scaling against the step-2 window's edges at depths 2 and 3 (``windows``: per depth, the lower and upper
-    edges' :func:`log_slope` over ``window_widths``; :func:`window_verdict`, fibook's derivation giving h^1 at
-    depth 2's lower edge and h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
+    run, the split grid and its (points, steps + 1) losses; :func:`literal_midpoint`, one row per step); the
+    paper's O(h) width scaling against the step-2 window's edges at depths 2 and 3 (``windows``: per depth, the
+    lower and upper edges' :func:`log_slope` over ``window_widths``; :func:`window_verdict`, fibook's derivation
+    giving h^1 at depth 2's lower edge and h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
     :func:`robustness_agrees` of each run's ``claim``)."""
     H, h = scale.layerwise.width, scale.layerwise.sim_width
-    shapes = literal_transition(loss for _, loss in literal.values())
+    curves = [loss for _, loss in literal.values()]
     span = f"closed form, {len(window_widths)} widths h = {min(window_widths)}…{max(window_widths)}"
     (lo2, hi2), (lo3, hi3) = windows[2], windows[3]
     rows = [
         Claim("step 1: unequal rates are optimal (equal = max)", "qualitative (figures)",
-              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", shapes, rule=literal_transition),
+              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", literal_midpoint(curves, 1, "max"),
+              rule=literal_midpoint),
         Claim("step 2: equal rates are optimal (local min)", "qualitative (figures)",
-              f"closed forms at h = {H}; literal GD at h = {h}", shapes, rule=literal_transition),
+              f"closed forms at h = {H}; literal GD at h = {h}", literal_midpoint(curves, 2, "min"),
+              rule=literal_midpoint),
         Claim("step-2 window: rates O(h), depth 2", "O(h)",
               f"lower edge ∝ h^({lo2.text()}), upper ∝ h^({hi2.text()}) ({span})",
               f"{window_verdict(lo2, 1.0, 1.0)} (lower edge)", rule=window_verdict),
