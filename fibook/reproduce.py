@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,21 @@ def contents(root: Path = PROJECT_ROOT) -> list[tuple[str, str]]:
 def chapters(root: Path = PROJECT_ROOT) -> list[str]:
     """The notebooks of the book in the order of ``_toc.yml``, as paths relative to ``root``."""
     return [path for _, path in contents(root)]
+
+
+GREEK = {name: chr(0x3B1 + i) for i, name in enumerate(
+    ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi",
+     "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega"))}
+
+
+def plain(text: str) -> str:
+    """``text`` with its inline math ``$...$`` as plain text (Greek letters as letters, braces dropped), for a link's
+    text, where math is not typeset: ``$\\sigma_w$`` becomes ``σ_w``."""
+    def math(m: re.Match) -> str:
+        return re.sub(r"\\([A-Za-z]+)", lambda g: GREEK.get(g.group(1), g.group(1)), m.group(1)).translate(
+            {ord("{"): None, ord("}"): None})
+
+    return re.sub(r"\$([^$]+)\$", math, text)
 
 
 def title(notebook: Path) -> str:
@@ -253,6 +269,7 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     from fibook.forgetting.experiments import EXPERIMENTS, runs
     from fibook.forgetting.train import resolve_device
 
+    start = time.monotonic()
     scale = get_scale(scale).name
     device = sweep.check_device(device)
     shown_device = str(resolve_device(device))
@@ -303,6 +320,7 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
         published.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ours, published)
         log(f"verdicts at '{scale}' recorded in {published}")
+    log(f"reproduce at '{scale}' took {(time.monotonic() - start) / 60:.1f} min")
     if failed_runs or failed or nan_rows or not built:
         log(f"failed: {failed_runs} run(s), {len(failed)} chapter(s), {len(nan_rows)} verdict record(s) with a NaN; "
             f"the book {'built' if built else 'did not build'}"
@@ -322,7 +340,7 @@ def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
         return [(f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them.",
                  [])]
     data = verdicts.read_verdicts(scale)
-    entries = [(caption, "/" + str(Path(path).with_suffix("")), title(PROJECT_ROOT / path))
+    entries = [(caption, "/" + str(Path(path).with_suffix("")), plain(title(PROJECT_ROOT / path)))
                for caption, path in contents() if caption]
     out = []
     for caption in dict.fromkeys(c for c, _, _ in entries):

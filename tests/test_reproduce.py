@@ -127,3 +127,12 @@ def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
     assert [r["verdict"] for r in rows1 + rows3] == ["qualitatively", "not tested", "yes"]
     assert rows1[0] == {"chapter": "{doc}`SGD remembers </chapters/part1_forgetting/sgd_remembers>`",
                         "claim": "spread", "paper's number": "26.5 pp", "verdict": "qualitatively"}
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("Optimizers: which methods forget $\\sigma_w$, and on what clock",
+     "Optimizers: which methods forget σ_w, and on what clock"),
+    ("$\\alpha$ and $\\eta_{1}$, $x^2$", "α and η_1, x^2"), ("no math", "no math"), ("$\\nabla$", "nabla"),
+])
+def test_plain_writes_inline_math_as_text(text, shown):
+    assert reproduce.plain(text) == shown
