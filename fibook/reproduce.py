@@ -347,6 +347,7 @@ def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
         part = [(doc, name) for c, doc, name in entries if c == caption]
         table = verdicts.book_table(data, part)
         tally = ", ".join(f"{n} {v}" for v, n in verdicts.counts(table).items())
-        out.append((f"{caption}: {len(table)} claims ({tally})" if table else f"{caption}: no verdicts recorded",
-                    table))
+        tests = verdicts.family_wise_line([r for doc, _ in part for r in data["chapters"].get(Path(doc).stem, [])])
+        out.append((f"{caption}: {len(table)} claims ({tally})" + (f"; {tests}" if tests else "")
+                    if table else f"{caption}: no verdicts recorded", table))
     return out

@@ -50,15 +50,17 @@ def verdict_class(agrees: str) -> str:
     return "own" if word == "our own" else word
 
 
-def rule(*constants: str) -> Callable[[Callable], Callable]:
+def rule(*constants: str, fixed: str = "") -> Callable[[Callable], Callable]:
     """Mark a function as a verdict rule that reads the named module-level ``constants`` as its thresholds;
-    a :class:`Claim` built with ``rule=fn`` records the function's name and those constants' values."""
+    a :class:`Claim` built with ``rule=fn`` records the function's name and those constants' values. ``fixed``
+    says when the rule was fixed and which of its results existed then (kept as ``fn.fixed``)."""
     def mark(fn: Callable) -> Callable:
         module = sys.modules[fn.__module__]
         missing = [c for c in constants if not hasattr(module, c)]
         if missing:
             raise ValueError(f"rule {fn.__qualname__} names thresholds {missing} that {fn.__module__} does not define")
         fn.thresholds = constants
+        fn.fixed = fixed
         return fn
     return mark
 
@@ -227,6 +229,29 @@ def counts(records: Sequence[Mapping]) -> dict[str, int]:
     for r in records:
         tally[r["verdict"]] += 1
     return {v: n for v, n in tally.items() if n}
+
+
+def tested(records: Sequence[Mapping]) -> list[Mapping]:
+    """The records decided by a significance test: their rule names a ``CONFIDENCE`` threshold, and the test ran
+    (the verdict is not ``not tested`` or ``n/a``)."""
+    return [r for r in records if "CONFIDENCE" in r["thresholds"] and r["verdict"] not in ("not tested", "n/a")]
+
+
+def family_wise_line(records: Sequence[Mapping]) -> str:
+    """How many of ``records`` a significance test decided, and the Bonferroni bound on the chance that at least
+    one of them reports an effect that is not there (:func:`fibook.stats.family_wise_error`; the tests are not
+    corrected for multiplicity, so the bound is what a reader should allow for); empty when none was tested."""
+    from fibook.stats import family_wise_error
+
+    found = tested(records)
+    if not found:
+        return ""
+    levels = sorted({r["thresholds"]["CONFIDENCE"] for r in found})
+    worst = min(levels)
+    bound = sum(family_wise_error(1, r["thresholds"]["CONFIDENCE"]) for r in found)
+    return (f"{len(found)} decided by tests at the {100 * (1 - worst):g} % level each, uncorrected: the chance that "
+            f"at least one of them reports an effect that is not there is at most {100 * min(1.0, bound):.0f} % "
+            "(Bonferroni)")
 
 
 def markdown_table(table: Sequence[Mapping[str, object]]) -> str:

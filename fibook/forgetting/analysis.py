@@ -10,6 +10,13 @@ seeds of the selected test accuracy, and
 Spread^interp the same over the sigma_w whose every seed interpolated, and the radial memory R = slope of
 log ||W_E|| against log sigma_w over seed-mean final norms. Clocks are read at the selected checkpoints (the
 ones whose accuracy is plotted), and "interpolates" means the selected checkpoint itself fits the training set.
+
+That spread of seed-means is the only spread of several seeds the book reports; its error bar is a bootstrap over
+seeds (:func:`spread_estimate`), and the difference of two arms' spreads is bootstrapped over the seeds both ran,
+paired (:func:`spread_difference`). The spread of one seed's accuracies (:func:`seed_spreads`) serves one purpose:
+how much a one-seed arm's spread varies, the error bar it borrows (:class:`NoiseFloor`). A run that fits the
+training set and later falls out of it (:func:`fibook.forgetting.metrics.collapsed`) makes its arm *unstable*,
+labelled so in every table, and an unstable arm borrows only from unstable arms.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fibook import stats
 from fibook.forgetting import metrics
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
 from fibook.forgetting.optimizers import CLOCKS, get_optimizer
@@ -99,18 +107,33 @@ def clock_key(config: TrainConfig) -> str:
     return "T_L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).clock
 
 
-def forgetting_clock(config: TrainConfig, clocks: dict[str, float]) -> tuple[str, float]:
-    """The mechanism's clock (:func:`clock_key`) read from ``clocks`` (a run's, or a checkpoint's), over the raw
-    step sizes: a momentum-SGD run's T_SGD uses its raw eta (the book's convention; the paper does not say how
-    momentum enters T_SGD), and :func:`effective_lr` gives the step it moves at."""
+MOMENTUM_READINGS = {
+    "effective": "momentum SGD's T_SGD over its effective step eta / (1 - mu): sum (eta / (1 - mu))^2 / b",
+    "raw": "momentum SGD's T_SGD over its raw eta, as plain SGD's (the book's reading before 2026-12-05)",
+}
+
+
+def forgetting_clock(config: TrainConfig, clocks: dict[str, float], momentum: str = "effective"
+                     ) -> tuple[str, float]:
+    """The mechanism's clock (:func:`clock_key`) read from ``clocks`` (a run's, or a checkpoint's, summed over the
+    raw step sizes). A momentum-SGD run's T_SGD is read by ``momentum`` (:data:`MOMENTUM_READINGS`): ``effective``
+    divides it by (1 - mu)^2. The argument for it: with a small constant step, heavy-ball momentum moves the
+    weights as plain SGD at eta / (1 - mu) does (the velocity settles at the gradient / (1 - mu)), and its
+    gradient noise enters with the same factor, so the noise it accumulates, sum eta^2 / b in plain SGD, is
+    sum (eta / (1 - mu))^2 / b. The paper does not say how momentum enters T_SGD; ``raw`` is shown beside it."""
+    if momentum not in MOMENTUM_READINGS:
+        raise ValueError(f"unknown momentum reading {momentum!r}; choose one of: {', '.join(MOMENTUM_READINGS)}")
     key = clock_key(config)
-    return key, clocks[key]
+    mu = heavy_ball_momentum(config) if key == "T_SGD" and momentum == "effective" else 0.0
+    return key, clocks[key] / (1 - mu) ** 2
 
 
 SELECTIONS = {
     "best": "the lowest validation loss over every epoch 1..E (the paper's validation-selected predictor)",
     "late": "the lowest validation loss over the run's second half, E/2 < t <= E",
+    "last": "the last epoch E (the last one recorded for a run that diverged)",
 }
+LAST_EPOCHS = 5  # the last-epochs reading: the mean test accuracy over a run's last 5 recorded epochs
 
 
 @dataclass(frozen=True)
@@ -139,11 +162,47 @@ def checkpoint(record: Record, selection: str = "best") -> Checkpoint | None:
     h = record.history
     if selection == "best":
         t = record.summary.selected_epoch
+    elif selection == "last":
+        t = len(h["test_acc"]) - 1 or None
     else:
         t = metrics.selected_epoch(h["val_loss"], metrics.late_window_start(record.config.epochs))
     if t is None:
         return None
     return Checkpoint(t, float(h["test_acc"][t]), float(h["train_acc"][t]), {k: float(h[k][t]) for k in CLOCKS})
+
+
+@dataclass(frozen=True)
+class Stability:
+    """How one run kept its fit of the training set (:mod:`fibook.forgetting.metrics`): the fraction of the second
+    half's epochs that fit it, the deepest train-accuracy drop after tau_interp (pp), the largest train loss after
+    it, and whether it collapsed (fell below ``COLLAPSE_TRAIN_ACC`` after fitting) or diverged."""
+
+    fit_fraction: float
+    drop_pp: float
+    peak_loss: float
+    collapsed: bool
+    diverged: bool
+
+    @property
+    def unstable(self) -> bool:
+        return self.collapsed or self.diverged
+
+
+def stability(record: Record) -> Stability:
+    """The :class:`Stability` of one run from its history."""
+    h, tau = record.history, record.summary.tau_interp
+    return Stability(metrics.fit_fraction(h["train_acc"]), metrics.deepest_drop_pp(h["train_acc"], tau),
+                     metrics.peak_loss_after(h["train_loss"], tau), metrics.collapsed(h["train_acc"], tau),
+                     record.status == "diverged")
+
+
+def last_epochs_acc(record: Record, epochs: int = LAST_EPOCHS) -> float:
+    """The mean test accuracy over the run's last ``epochs`` recorded epochs (fewer when it has fewer)."""
+    accs = record.history["test_acc"][1:]
+    return float(np.mean(accs[-epochs:])) if accs else 0.0
+
+
+UNSTABLE = " [unstable]"  # the mark every table's label of an unstable arm carries
 
 
 @dataclass
@@ -166,6 +225,19 @@ class Arm:
     diverged: list[bool]  # some seed diverged
     records: list[Record]
     checkpoints: list[Checkpoint | None]  # of each record, by rule ``selection``
+    stability: list[Stability]  # of each record
+    last_acc: list[float]  # seed-mean test accuracy over the last LAST_EPOCHS epochs per sigma (fraction)
+
+    @property
+    def unstable(self) -> bool:
+        """Some run of the arm collapsed after fitting the training set, or diverged (:class:`Stability`)."""
+        return any(s.unstable for s in self.stability)
+
+    @property
+    def last_epochs_spread_pp(self) -> float:
+        """The spread of the mean test accuracy over the last ``LAST_EPOCHS`` epochs (seed-means)."""
+        ok = {s: a for s, a, d in zip(self.sigmas, self.last_acc, self.diverged, strict=True) if not d}
+        return metrics.spread_pp(ok) if len(ok) >= 2 else math.nan
 
     @property
     def spread_pp(self) -> float:
@@ -189,25 +261,36 @@ class Arm:
         pairs = [(s, n) for s, n, d in zip(self.sigmas, self.final_norm, self.diverged, strict=True) if not d]
         return metrics.radial_memory_slope(*zip(*pairs, strict=True)) if len(pairs) >= 2 else math.nan
 
+    def radial_memory_estimate(self) -> stats.Estimate:
+        """R with its standard error: the least-squares slope of log seed-mean final norm on log sigma_w
+        (:func:`fibook.stats.slope`, on k - 2 degrees of freedom for k sigma_w that did not diverge; no error bar
+        for k = 2, nan R for fewer)."""
+        pairs = [(s, n) for s, n, d in zip(self.sigmas, self.final_norm, self.diverged, strict=True) if not d]
+        if len(pairs) < 2:
+            return stats.Estimate(math.nan, math.nan, math.nan)
+        x, y = zip(*pairs, strict=True)
+        return stats.slope(np.log(x), np.log(y))
+
     @property
     def interpolates_at_selection(self) -> bool:
         """The condition (the book's reading of the paper's headline runs, which all fit the training set): at every
         sigma_w, every seed's selected predictor fits the training set."""
         return all(self.selected_interpolated)
 
-    def selected_clocks(self) -> list[float]:
-        """The mechanism's clock at each run's selected checkpoint."""
-        return [forgetting_clock(self.config, c.clocks)[1] for c in self.checkpoints if c is not None]
+    def selected_clocks(self, momentum: str = "effective") -> list[float]:
+        """The mechanism's clock at each run's selected checkpoint (momentum SGD's read by ``momentum``,
+        :func:`forgetting_clock`)."""
+        return [forgetting_clock(self.config, c.clocks, momentum)[1] for c in self.checkpoints if c is not None]
 
-    def clock(self) -> tuple[str, float]:
+    def clock(self, momentum: str = "effective") -> tuple[str, float]:
         """The mechanism's clock at the selected checkpoints (the median over the arm's runs): the clock of the
         predictors whose accuracy the spread is made of."""
-        values = self.selected_clocks()
+        values = self.selected_clocks(momentum)
         return clock_key(self.config), float(np.median(values)) if values else math.nan
 
-    def run_clock(self) -> tuple[str, float]:
+    def run_clock(self, momentum: str = "effective") -> tuple[str, float]:
         """The mechanism's clock over the whole run (every step taken)."""
-        return forgetting_clock(self.config, self.records[0].summary.clocks)
+        return forgetting_clock(self.config, self.records[0].summary.clocks, momentum)
 
     def selected_epochs(self) -> list[int | None]:
         return [None if c is None else c.epoch for c in self.checkpoints]
@@ -251,8 +334,11 @@ def arms(records: list[Record], show: Sequence[str] = ("optimizer", "lr", "weigh
             cols["init_norm"].append(float(np.mean([r.summary.init_weight_norm for r in seeds])))
             cols["final_norm"].append(float(np.mean([r.summary.final_weight_norm for r in seeds])))
             cols["diverged"].append(any(r.status == "diverged" for r in seeds))
-        out.append(Arm(label=arm_label(rs[0].config, show), config=rs[0].config, selection=selection,
-                       sigmas=sigmas, **cols))
+            cols["stability"].extend(stability(r) for r in seeds)
+            cols["last_acc"].append(float(np.mean([last_epochs_acc(r) for r in seeds])))
+        unstable = any(s.unstable for s in cols["stability"])
+        out.append(Arm(label=arm_label(rs[0].config, show) + UNSTABLE * unstable, config=rs[0].config,
+                       selection=selection, sigmas=sigmas, **cols))
     return out
 
 
@@ -276,8 +362,8 @@ def summary_rows(arm_list: list[Arm]) -> list[dict]:
             "selected epochs": f"{a.epoch_range()} of {a.config.epochs}",
             "radial memory R": f"{a.radial_memory:.2f}",
             "clock at the selected checkpoints (whole run)": f"{clock} = {value:.3g} ({a.run_clock()[1]:.3g})"
-                     + (f" (raw η; effective step η/(1−μ) = {effective_lr(a.config):g})"
-                        if heavy_ball_momentum(a.config) else ""),
+                     + (f" (at the effective step η/(1−μ) = {effective_lr(a.config):g}; at the raw η "
+                        f"{a.clock('raw')[1]:.3g})" if heavy_ball_momentum(a.config) else ""),
         })
     return rows
 
@@ -387,6 +473,28 @@ def finished_arms(experiment: str, scale: str, show: Sequence[str], selection: s
     return Finished(experiment, scale, done, sum(len(a.records) for a in found), total, total // (grid * n_seeds))
 
 
+def seed_matrix(arm: Arm) -> tuple[list[int], list[float], np.ndarray]:
+    """The seeds with a finished run (ok, with a selected checkpoint) at every sigma_w where no seed diverged,
+    those sigma_w, and their selected test accuracies in pp as a (seeds x sigma_w) array: the data of the
+    spread of seed-means and of its bootstrap."""
+    sigmas = [s for s, d in zip(arm.sigmas, arm.diverged, strict=True) if not d]
+    acc: dict[int, dict[float, float]] = defaultdict(dict)
+    for r, c in zip(arm.records, arm.checkpoints, strict=True):
+        if r.status == "ok" and c is not None and r.config.sigma_w in sigmas:
+            acc[r.config.seed][r.config.sigma_w] = 100 * c.test_acc
+    seeds = sorted(seed for seed, row in acc.items() if len(row) == len(sigmas))
+    return seeds, sigmas, np.array([[acc[seed][s] for s in sigmas] for seed in seeds]).reshape(len(seeds), len(sigmas))
+
+
+def spread_of_means(matrix: np.ndarray) -> float:
+    """The spread (pp) of the column means of a (seeds x sigma_w) accuracy array in pp: max - min over sigma_w
+    of the seed-mean accuracy, Das et al.'s Spread; nan with fewer than two sigma_w or no seed."""
+    if matrix.shape[0] == 0 or matrix.shape[1] < 2:
+        return math.nan
+    means = matrix.mean(axis=0)
+    return float(means.max() - means.min())
+
+
 @dataclass(frozen=True)
 class NoiseFloor:
     """How large a spread is by chance at one scale, from the ``seed_noise`` experiment (one arm, several seeds)
@@ -399,18 +507,22 @@ class NoiseFloor:
     (:func:`fibook.forgetting.metrics.expected_range`): the floor. It treats the test-set term as independent
     across sigma_w, which overstates it (every sigma_w is scored on the same images), so the floor is an upper
     bound; ``seed_floor_pp`` is the part that run-to-run variation alone gives, d_k s_seed.
-    ``spread_std_pp`` is the standard deviation over seeds of the spread itself, the error bar of an arm that ran
-    one seed: pooled over every arm of the scale that has two or more seeds on the quick grid and whose selected
-    predictors interpolate (``seed_noise``'s SGD arm and the ``seeds`` experiment's arms, :func:`pooled_arms`; the
-    arms an error bar is borrowed for in a verdict meet that condition too), sqrt(sum (n_i - 1) s_i^2 /
-    sum (n_i - 1)), since the seed-to-seed variation of a spread differs between optimizers; ``spread_arms`` of
-    them."""
+
+    ``spread_std_pp`` is the standard deviation over seeds of a one-seed spread, the error bar an arm run on one
+    seed borrows: pooled (:func:`pooled_spread_std`) over the arms of the scale with two or more seeds on the quick
+    grid whose selected predictors interpolate and that are stable (no run collapsed or diverged), on
+    ``spread_df`` degrees of freedom from ``spread_arms`` arms; ``unstable_*`` the same over the unstable ones,
+    which is what an unstable arm borrows (nan where there is none)."""
 
     seed_std_pp: float
     spread_std_pp: float
     n_test: int
     seeds: int
     spread_arms: int = 1
+    spread_df: float = math.inf
+    unstable_spread_std_pp: float = math.nan
+    unstable_spread_arms: int = 0
+    unstable_spread_df: float = math.nan
 
     def accuracy_noise_pp(self, accuracy: float) -> float:
         return math.hypot(self.seed_std_pp, metrics.binomial_se_pp(accuracy, self.n_test))
@@ -424,25 +536,37 @@ class NoiseFloor:
         """The expected spread of k sigma_w values with no effect from run-to-run variation alone, d_k s_seed."""
         return metrics.expected_range(k) * self.seed_std_pp
 
+    def borrowed(self, unstable: bool) -> tuple[float, float, int]:
+        """The (std, degrees of freedom, arms pooled) of a one-seed spread for a stable or an unstable arm."""
+        if unstable:
+            return self.unstable_spread_std_pp, self.unstable_spread_df, self.unstable_spread_arms
+        return self.spread_std_pp, self.spread_df, self.spread_arms
+
 
 def noise_floor(scale: str, selection: str = "best") -> NoiseFloor | None:
     """The :class:`NoiseFloor` of ``scale``: the per-sigma_w seed std from its ``seed_noise`` arm read by rule
     ``selection``, the std of a one-seed spread pooled over every multi-seed arm whose selected predictors
-    interpolate (:func:`pooled_spread_std`); None until the ``seed_noise`` arm has finished."""
+    interpolate, stable and unstable apart (:func:`pooled_spread_std`); None until the ``seed_noise`` arm has
+    finished."""
     done = finished_arms("seed_noise", scale, ("lr",), selection)
     if not done.arms:
         return None
     (arm,) = done.arms
     variances = [v**2 for v in seed_std_pp(arm).values()]
-    std, arms_used = pooled_spread_std([a for _, a in pooled_arms(scale, selection) if a.interpolates_at_selection])
+    fitting = [a for _, a in pooled_arms(scale, selection) if a.interpolates_at_selection]
+    std, arms_used, df = pooled_spread_std([a for a in fitting if not a.unstable])
+    u_std, u_arms, u_df = pooled_spread_std([a for a in fitting if a.unstable])
     return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))), spread_std_pp=std,
-                      n_test=arm.config.n_test or 0, seeds=len(seed_spreads(arm)), spread_arms=arms_used)
+                      n_test=arm.config.n_test or 0, seeds=len(seed_spreads(arm)), spread_arms=arms_used,
+                      spread_df=df, unstable_spread_std_pp=u_std, unstable_spread_arms=u_arms,
+                      unstable_spread_df=u_df)
 
 
-def pooled_spread_std(arm_list: Sequence[Arm]) -> tuple[float, int]:
-    """The pooled standard deviation of an arm's spread over seeds, sqrt(sum_i (n_i - 1) s_i^2 / sum_i (n_i - 1))
-    with s_i the sample std (ddof = 1) of the n_i per-seed spreads of arm i (:func:`seed_spreads`), over the arms
-    with n_i >= 2; and how many arms that is. (nan, 0) when no arm has two seeds."""
+def pooled_spread_std(arm_list: Sequence[Arm]) -> tuple[float, int, float]:
+    """The pooled standard deviation of a one-seed spread, sqrt(sum_i (n_i - 1) s_i^2 / sum_i (n_i - 1)) with
+    s_i the sample std (ddof = 1) of the n_i per-seed spreads of arm i (:func:`seed_spreads`), over the arms
+    with n_i >= 2; how many arms that is, and its degrees of freedom sum_i (n_i - 1). (nan, 0, nan) when no arm
+    has two seeds."""
     dof = total = 0.0
     used = 0
     for a in arm_list:
@@ -451,80 +575,81 @@ def pooled_spread_std(arm_list: Sequence[Arm]) -> tuple[float, int]:
             dof += len(per_seed) - 1
             total += (len(per_seed) - 1) * float(np.var(per_seed, ddof=1))
             used += 1
-    return (math.sqrt(total / dof), used) if used else (math.nan, 0)
+    return (math.sqrt(total / dof), used, dof) if used else (math.nan, 0, math.nan)
 
 
 @dataclass(frozen=True)
-class SpreadEstimate:
-    """An arm's spread as mean +- std over seeds (the per-seed spreads of :func:`seed_spreads`); an arm with one
-    seed borrows the pooled one-seed std of the scale's :class:`NoiseFloor` (``borrowed``)."""
+class SpreadEstimate(stats.Estimate):
+    """An arm's spread of seed-means (pp) with its standard error: over two or more seeds, the standard deviation
+    of the spread over the seed bootstrap (:func:`fibook.stats.bootstrap`, exact) on seeds - 1 degrees of freedom,
+    with the bootstrap's percentile interval ``low``..``high``; an arm with one seed borrows the std of a one-seed
+    spread of the scale's :class:`NoiseFloor` (``borrowed``; from arms of its stability)."""
 
-    mean: float
-    std: float
-    seeds: int
-    borrowed: bool
-
-    @property
-    def has_error_bar(self) -> bool:
-        """False for a one-seed arm at a scale with no pooled seed std to borrow (``std`` is nan)."""
-        return not math.isnan(self.std)
+    seeds: int = 1
+    borrowed: bool = False
+    low: float = math.nan
+    high: float = math.nan
+    unstable: bool = False
 
     def __str__(self) -> str:
         seeds = f"{self.seeds} seed{'s' * (self.seeds != 1)}"
-        if math.isnan(self.mean):
+        mark = ", unstable" if self.unstable else ""
+        if math.isnan(self.value):
             return f"n/a ({seeds}; fewer than two σ_w have a run that did not diverge)"
         if not self.has_error_bar:
-            return f"{self.mean:.1f} pp ({seeds}; no error bar: no pooled seed std at this scale)"
-        source = "pooled seed std" if self.borrowed else "std over seeds"
-        return f"{self.mean:.1f} ± {self.std:.1f} pp ({seeds}; {source})"
+            return f"{self.value:.1f} pp ({seeds}{mark}; no error bar: no pooled std of a one-seed spread)"
+        if self.borrowed:
+            return f"{self.value:.1f} ± {self.se:.1f} pp ({seeds}{mark}; pooled std of a one-seed spread)"
+        return f"{self.value:.1f} ± {self.se:.1f} pp ({seeds}{mark}; seed bootstrap {self.low:.1f}–{self.high:.1f})"
 
 
 def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
-    """The spread of ``arm`` with its error bar (:class:`SpreadEstimate`): over its own seeds when it has two or
-    more complete ones, else its one spread with ``noise``'s ``spread_std_pp`` (nan without a noise floor)."""
-    per_seed = list(seed_spreads(arm).values())
-    if len(per_seed) >= 2:
-        return SpreadEstimate(float(np.mean(per_seed)), float(np.std(per_seed, ddof=1)), len(per_seed), False)
-    std = noise.spread_std_pp if noise is not None else math.nan
-    return SpreadEstimate(arm.spread_pp, std, len(per_seed), True)
+    """The spread of seed-means of ``arm`` with its error bar (:class:`SpreadEstimate`): bootstrapped over its
+    own seeds when it has two or more complete ones (:func:`seed_matrix`), else its one spread with the std a
+    one-seed spread of its stability has at this scale (nan without a noise floor)."""
+    seeds, _, matrix = seed_matrix(arm)
+    if len(seeds) >= 2:
+        b = stats.bootstrap(lambda idx: spread_of_means(matrix[idx]), len(seeds))
+        return SpreadEstimate(b.value, b.se, len(seeds) - 1, seeds=len(seeds), low=b.low, high=b.high,
+                              unstable=arm.unstable)
+    std, df, _ = noise.borrowed(arm.unstable) if noise is not None else (math.nan, math.nan, 0)
+    return SpreadEstimate(arm.spread_pp, std, df, seeds=len(seeds), borrowed=True, unstable=arm.unstable)
 
 
 @dataclass(frozen=True)
-class Difference:
-    """A difference of two arms' spreads (pp) with its standard error ``std`` (the standard deviation of the
-    estimated difference): ``paired`` over the seeds both ran
-    (common random numbers: a seed fixes the init draw and the data order in every arm) when they share two or
-    more, else from each arm's own error bar (:class:`SpreadEstimate`, the borrowed one for single-seed arms)."""
+class Difference(stats.Estimate):
+    """A contrast of two arms' spreads, spread(a) - weight x spread(b) (pp), with its standard error and degrees
+    of freedom: ``paired`` over the ``seeds`` both ran (common random numbers: a seed fixes the init draw and the
+    data order in every arm), else from each arm's own error bar (:class:`SpreadEstimate`)."""
 
-    value: float
-    std: float
-    paired: bool
-
-    @property
-    def has_error_bar(self) -> bool:
-        """False when an arm's spread has no error bar (one seed, no pooled seed std): ``std`` is nan."""
-        return not math.isnan(self.std)
+    paired: bool = False
+    seeds: int = 0
 
     def __str__(self) -> str:
         if math.isnan(self.value):
             return "n/a (a spread is undefined)"
         if not self.has_error_bar:
             return f"{self.value:+.1f} pp (no error bar)"
-        return f"{self.value:+.1f} ± {self.std:.1f} pp{' (paired)' if self.paired else ''}"
+        lo, hi = self.interval()
+        how = f"paired over {self.seeds} seeds" if self.paired else "unpaired"
+        return f"{self.value:+.1f} pp, 95 % [{lo:+.1f}, {hi:+.1f}] ({how})"
 
 
-def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None) -> Difference:
-    """Spread of ``a`` minus spread of ``b``: paired, mean of the per-seed differences with standard error
-    sd / sqrt(n), over the n >= 2 seeds both have; otherwise the difference of the :func:`spread_estimate` means
-    with std sqrt(se_a^2 + se_b^2), se = std / sqrt(seeds)."""
-    sa, sb = seed_spreads(a), seed_spreads(b)
-    common = sorted(set(sa) & set(sb))
-    if len(common) >= 2:
-        d = np.array([sa[s] - sb[s] for s in common])
-        return Difference(float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d))), True)
+def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None, weight: float = 1.0) -> Difference:
+    """spread(a) - ``weight`` x spread(b) (``weight`` 0.5: is a's spread below half of b's?). Paired when the arms
+    share n >= 2 complete seeds on one sigma_w grid: the contrast on those seeds, its standard error the std over
+    the exact seed bootstrap resampling both arms with the same seeds, on n - 1 degrees of freedom. Otherwise the
+    contrast of the :func:`spread_estimate` values, se = sqrt(se_a^2 + weight^2 se_b^2) on the smaller of their
+    degrees of freedom."""
+    seeds_a, sig_a, ma = seed_matrix(a)
+    seeds_b, sig_b, mb = seed_matrix(b)
+    common = sorted(set(seeds_a) & set(seeds_b))
+    if len(common) >= 2 and sig_a == sig_b:
+        ma, mb = ma[[seeds_a.index(s) for s in common]], mb[[seeds_b.index(s) for s in common]]
+        boot = stats.bootstrap(lambda idx: spread_of_means(ma[idx]) - weight * spread_of_means(mb[idx]), len(common))
+        return Difference(boot.value, boot.se, len(common) - 1, paired=True, seeds=len(common))
     ea, eb = spread_estimate(a, noise), spread_estimate(b, noise)
-    return Difference(ea.mean - eb.mean, math.hypot(ea.std / math.sqrt(max(ea.seeds, 1)),
-                                                    eb.std / math.sqrt(max(eb.seeds, 1))), False)
+    return Difference(ea.value - weight * eb.value, math.hypot(ea.se, weight * eb.se), min(ea.df, eb.df))
 
 
 def mechanism(config: TrainConfig) -> str:
@@ -532,10 +657,12 @@ def mechanism(config: TrainConfig) -> str:
     return "SGD + L2" if sgd_with_l2(config) else get_optimizer(config.optimizer).label
 
 
-# The mechanisms whose arms count in each clock's trend: T_SGD is the clock of plain SGD (the paper does not say
-# how momentum enters it, so momentum SGD is drawn at its raw eta but not counted); Muon counts on T_adapt by the
-# book's reading of "adaptive preconditioning".
-CLOCK_MECHANISMS = {"T_SGD": ("SGD",), "T_L2": ("SGD + L2",), "T_adapt": ("Adam", "AdamW", "Muon")}
+# The mechanisms whose arms count in each clock's trend: momentum SGD counts on T_SGD at its effective step
+# (:func:`forgetting_clock`); Muon counts on T_adapt by the book's reading of "adaptive preconditioning".
+CLOCK_MECHANISMS = {"T_SGD": ("SGD", "momentum SGD"), "T_L2": ("SGD + L2",), "T_adapt": ("Adam", "AdamW", "Muon")}
+# Before 2026-12-05 the book drew momentum SGD on T_SGD at its raw eta and did not count it (the reading the clocks
+# chapter still shows beside the one above).
+RAW_CLOCK_MECHANISMS = CLOCK_MECHANISMS | {"T_SGD": ("SGD",)}
 
 
 @dataclass(frozen=True)
@@ -553,6 +680,7 @@ class ClockPoint:
     high: float
     run_value: float
     spread: SpreadEstimate
+    momentum: str = "effective"
 
     @property
     def mechanism(self) -> str:
@@ -561,7 +689,8 @@ class ClockPoint:
     @property
     def left_out(self) -> str | None:
         """None for an arm that counts in its clock's trend, else why it does not."""
-        if self.mechanism not in CLOCK_MECHANISMS[self.clock]:
+        counted = CLOCK_MECHANISMS if self.momentum == "effective" else RAW_CLOCK_MECHANISMS
+        if self.mechanism not in counted[self.clock]:
             return f"{self.mechanism}: not a mechanism {self.clock} is defined for"
         return None if self.arm.interpolates_at_selection else "selected predictor does not interpolate"
 
@@ -570,11 +699,11 @@ class ClockPoint:
         return self.left_out is None
 
 
-def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None) -> ClockPoint:
-    values = arm.selected_clocks()
-    key, value = arm.clock()
+def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None, momentum: str = "effective") -> ClockPoint:
+    values = arm.selected_clocks(momentum)
+    key, value = arm.clock(momentum)
     return ClockPoint(experiment, arm, key, value, min(values, default=math.nan), max(values, default=math.nan),
-                      arm.run_clock()[1], spread_estimate(arm, noise))
+                      arm.run_clock(momentum)[1], spread_estimate(arm, noise), momentum)
 
 
 def pooled_arms(scale: str, selection: str, arch: str = "resnet9") -> list[tuple[str, Arm]]:
@@ -598,9 +727,11 @@ def pooled_arms(scale: str, selection: str, arch: str = "resnet9") -> list[tuple
             for a in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
 
 
-def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9") -> list[ClockPoint]:
-    """Every arm of :func:`pooled_arms` as a :class:`ClockPoint`, ordered by clock, then by its value."""
-    points = [clock_point(experiment, a, noise) for experiment, a in pooled_arms(scale, selection, arch)]
+def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9",
+                    momentum: str = "effective") -> list[ClockPoint]:
+    """Every arm of :func:`pooled_arms` as a :class:`ClockPoint` (momentum SGD's clock read by ``momentum``),
+    ordered by clock, then by its value."""
+    points = [clock_point(experiment, a, noise, momentum) for experiment, a in pooled_arms(scale, selection, arch)]
     return sorted(points, key=lambda p: (p.clock, p.value))
 
 
@@ -613,7 +744,7 @@ def spread_and_direction(points: Sequence[ClockPoint]) -> list[tuple[float, floa
     for p in points:
         kept = direction_kept(p.arm)
         if p.arm.interpolates_at_selection and max(p.arm.sigmas) in kept:
-            out.append((kept[max(p.arm.sigmas)][0], p.spread.mean))
+            out.append((kept[max(p.arm.sigmas)][0], p.spread.value))
     return out
 
 
@@ -662,7 +793,7 @@ def baseline_arm(points: Sequence[ClockPoint], scale: str) -> Arm | None:
     return None
 
 
-def selection_rows(experiment: str, scale: str, selections: Sequence[str] = tuple(SELECTIONS)) -> list[dict]:
+def selection_rows(experiment: str, scale: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:
     """Per arm of ``experiment``: under each rule of :data:`SELECTIONS`, the spread, the selected epochs and how
     many sigma_w's selected predictors interpolate (how much a verdict owes to the checkpoint it reads)."""
     by_rule = {s: load_arms(experiment, scale, selection=s) for s in selections}
@@ -675,4 +806,36 @@ def selection_rows(experiment: str, scale: str, selections: Sequence[str] = tupl
             row[f"{s}: epochs"] = a.epoch_range()
             row[f"{s}: interpolating"] = f"{sum(a.selected_interpolated)} of {len(a.sigmas)}"
         rows.append(row)
+    return rows
+
+
+def reading_rows(scale: str, arch: str = "resnet9") -> list[dict]:
+    """Per arm of :func:`pooled_arms` (the quick grid, seeds pooled): its spread of seed-means under each reading,
+    the best validation loss over the whole run, over the second half (the book's), the last epoch, and the mean
+    of the last ``LAST_EPOCHS`` epochs, with whether the arm is stable: how much a verdict owes to the checkpoint
+    it reads."""
+    by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(scale, s, arch)} for s in ("best", "late", "last")}
+    rows = []
+    for key, a in by_rule["late"].items():
+        seeds = len({r.config.seed for r in a.records})
+        rows.append({"arm": a.label, "seeds": seeds,
+                     **{f"{s}: spread (pp)": f"{by_rule[s][key].spread_pp:.1f}" for s in ("best", "late", "last")},
+                     f"last {LAST_EPOCHS} epochs: spread (pp)": f"{a.last_epochs_spread_pp:.1f}",
+                     "stable": "no" if a.unstable else "yes"})
+    return rows
+
+
+def stability_rows(arm_list: Sequence[Arm]) -> list[dict]:
+    """Per arm, the worst of its runs (:class:`Stability`): the smallest fraction of second-half epochs that fit
+    the training set, the deepest train-accuracy drop after fitting, the largest train loss after it, and how many
+    runs collapsed or diverged."""
+    rows = []
+    for a in arm_list:
+        st = a.stability
+        peaks = [x.peak_loss for x in st if not math.isnan(x.peak_loss)]
+        rows.append({"arm": a.label, "runs": len(st),
+                     "second-half epochs fitting (worst run)": f"{100 * min(x.fit_fraction for x in st):.0f} %",
+                     "deepest drop after fitting (pp)": f"{max(x.drop_pp for x in st):.1f}",
+                     "largest train loss after fitting": f"{max(peaks):.3g}" if peaks else "—",
+                     "collapsed / diverged runs": f"{sum(x.collapsed for x in st)} / {sum(x.diverged for x in st)}"})
     return rows

@@ -15,11 +15,19 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 * The condition (the book's reading of the paper's headline runs, which all fit the training set): a spread
   verdict needs every sigma_w's selected predictor to interpolate (:func:`condition`); an arm that does not is
   shown and its row says "not tested".
-* ``NOISE_SIGMAS = 2.0``: a difference of spreads counts only beyond 2 standard errors of the difference
-  (:func:`beyond_noise`, :func:`fibook.forgetting.analysis.spread_difference`: paired over shared seeds, else
-  from each arm's own error bar). A difference with no error bar (one-seed arms at a scale with no pooled seed
-  std) cannot be judged: its row says "not tested" (:func:`unjudged`). A difference within noise is "not
-  resolved", never "yes" or "no": no equivalence margin is set, so within noise is no evidence of equality.
+* ``CONFIDENCE = 0.95`` (:mod:`fibook.stats`): a spread is Das et al.'s spread of seed-means; a difference or
+  a contrast of spreads (:func:`fibook.forgetting.analysis.spread_difference`: bootstrapped over shared seeds and
+  paired, else from each arm's own error bar) counts only when its two-sided 95 % Student-t interval, on the
+  degrees of freedom that exist, excludes zero (:func:`fibook.stats.differs`). A difference with no error bar
+  cannot be judged: its row says "not tested" (:func:`unjudged`). "Equal" and "erased" need the equivalence test
+  (:func:`fibook.stats.equivalent`, two one-sided tests at 5 %) against ``EQUIVALENCE_PP``; a verdict neither
+  test decides is "not resolved".
+* An unstable arm (a run that fit the training set and later fell below 90 % train accuracy, or diverged:
+  :class:`fibook.forgetting.analysis.Stability`) is marked so in every label, borrows its error bar only from
+  unstable arms, and every verdict it enters says so (:func:`noted`).
+
+When each rule was fixed, and which results existed then, is in :data:`FIXED` (the git history is the record):
+only the ``clock_ladder`` and ``tsgd_pair`` rules were fixed before their data.
 
 Every :class:`~fibook.verdicts.Claim` names its ``rule`` (the function below that decided it, marked with the
 thresholds it reads), the ``runs`` it read (results-store record ids) and, where its text carries numbers of
@@ -28,22 +36,27 @@ the rule of the row it stands for.
 
 =================================  ==========================================================================
 ``ERASES_FRACTION = 0.5``          an arm "largely erases" the sigma_w dependence when its spread is below half
-                                   of low-learning-rate SGD's (``optimizers``)
+                                   of low-learning-rate SGD's beyond noise (``optimizers``); "no" when above it
+                                   beyond noise
 ``COMMON_NORM_R = 0.5``            adaptive methods drive the weights to a common norm when the radial memory R
-                                   (slope of log final norm on log sigma_w) of each is below 0.5
+                                   (slope of log final norm on log sigma_w) of each is below 0.5 beyond noise
 ``KEEPS_FRACTION = 0.5``           training longer "leaves the spread" when the longest arm keeps more than
-                                   half of the shortest arm's selected and last-epoch spreads
-``ERASED_PP = 1.0``                L2 erases the memory outright when the spread is below 1 pp; below
-                                   ``ERASES_FRACTION`` of the baseline's it does so qualitatively
+                                   half of the shortest arm's spread beyond noise
+``EQUIVALENCE_PP = 2.0``           the equivalence margin: two spreads are "equal" when the 90 % interval of
+                                   their difference lies within +-2 pp, a spread is "erased" when its one-sided
+                                   95 % bound lies below 2 pp (above the book's noise floor of a 3-point
+                                   one-seed spread, 1.1 pp)
 ``RANK_AGREES = 0.5``              spread rising with batch size: Spearman rank correlation above 0.5, and the
                                    largest batch's spread above the smallest's beyond noise
 ``LARGE_SPREAD_PP = 5.0``          low-learning-rate SGD "keeps a large spread" across sigma_w from 5 pp up
-``RADIAL_KEPT = 0.8``              the final weight norm "stays tied to sigma_w" when R exceeds 0.8
+``RADIAL_KEPT = 0.8``              the final weight norm "stays tied to sigma_w" when R exceeds 0.8 beyond noise
 ``NOISE_MULTIPLE = 3.0``           a spread is "far larger than seed noise" when the seed-mean spread exceeds
-                                   3 x the largest per-sigma_w seed standard deviation
+                                   3 x the largest per-sigma_w seed standard deviation beyond noise
 ``CLOCK_RHO = -0.5``               "a larger clock leaves a smaller spread": Spearman rank correlation of spread
                                    with the clock at or below -0.5 across the included arms, and the arm at the
-                                   smallest clock above the one at the largest beyond noise (weakly: rho < 0)
+                                   smallest clock above the one at the largest beyond noise (weakly: the drop
+                                   alone); at a fixed clock, the spread "rises as the rate falls" at rho <= -0.5
+                                   of spread with eta and the smallest rate's spread above the largest's
 ``STILL_RISING_PP = 1.0``          a deep net that does not interpolate "fails to" only when its train accuracy
                                    rose by at most 1 pp over the last quarter of training (else: budget)
 ``INVARIANCE_TOL = 1e-9``          BatchNorm scale invariance holds when the loss moves by less than 1e-9 and
@@ -62,6 +75,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from fibook import stats
 from fibook.forgetting.analysis import (
     Arm,
     ClockPoint,
@@ -73,7 +87,6 @@ from fibook.forgetting.analysis import (
     effective_lr,
     equal_clock_pairs,
     heavy_ball_momentum,
-    seed_spreads,
     seed_std_pp,
     setting,
     sgd_with_l2,
@@ -84,14 +97,14 @@ from fibook.forgetting.experiments import ADAM_LR, ADAMW_WEIGHT_DECAY, GRIDS, MU
 from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import below
+from fibook.stats import CONFIDENCE  # noqa: F401  (a threshold the rules name, recorded in their claims)
 from fibook.verdicts import Claim, rule
 
 SELECTION = "late"
-NOISE_SIGMAS = 2.0
 ERASES_FRACTION = 0.5
 COMMON_NORM_R = 0.5
 KEEPS_FRACTION = 0.5
-ERASED_PP = 1.0
+EQUIVALENCE_PP = 2.0
 RANK_AGREES = 0.5
 LARGE_SPREAD_PP = 5.0
 RADIAL_KEPT = 0.8
@@ -140,12 +153,20 @@ def condition(*arm_list: Arm) -> str | None:
     return "not tested: " + "; ".join(reasons) if reasons else None
 
 
-def beyond_noise(d: Difference) -> bool:
-    """A difference counts when |d| exceeds ``NOISE_SIGMAS`` standard errors of the difference (``d.std``)."""
-    return abs(d.value) > NOISE_SIGMAS * d.std
+# When each rule was fixed and which of its results existed then (the git history is the record). Rules marked
+# ``fixed=FIXED[...]`` carry the line; a chapter shows the table (:func:`fixed_rows`).
+_MAIN = "sgd_remembers, optimizers, long_training, l2_lr, batch_size, depth (committed 2026-12-02)"
+FIXED = {
+    "late": f"2026-12-03, after the book results of {_MAIN}, seed_noise and adaptive_clock, with l2_clock's",
+    "sgd_remembers": f"2026-12-03, after the book results of {_MAIN} and seed_noise",
+    "depth": "2026-12-03, after the depth results",
+    "no results": "2026-12-03; it reads no results-store run (the chapter computes what it reads)",
+    "2026-12-05": "2026-12-05, after every Part I book result but clock_ladder's and tsgd_pair's",
+    "ladder": "2026-12-05, before any clock_ladder or tsgd_pair run",
+}
 
 
-def unjudged(*diffs: Difference | None) -> str | None:
+def unjudged(*diffs: stats.Estimate | None) -> str | None:
     """None when every difference has an error bar, else the verdict that replaces the comparison: ``not tested:
     no error bar ...`` (a one-seed arm at a scale with no pooled seed std: noise cannot be told from an effect)."""
     if all(d is None or d.has_error_bar for d in diffs):
@@ -154,21 +175,33 @@ def unjudged(*diffs: Difference | None) -> str | None:
             "judged beyond noise")
 
 
-@rule("ERASES_FRACTION", "NOISE_SIGMAS")
+def noted(verdict: str, *arm_list: Arm | None) -> str:
+    """``verdict`` with the unstable arms it read named after it (every verdict an unstable arm enters says so)."""
+    unstable = [a.label.removesuffix(" [unstable]") for a in arm_list if a is not None and a.unstable]
+    return verdict + (f"; unstable: {', '.join(unstable)} (a run fell out of its fit, see the stability table)"
+                      if unstable else "")
+
+
+def contrast_verdict(c: Difference, yes: str, no: str, what: str) -> str:
+    """``yes`` when the contrast ``c`` lies below zero beyond noise, ``no`` above it, else ``not resolved: <what>
+    is <c>``."""
+    if stats.below(c):
+        return yes
+    if stats.above(c):
+        return no
+    return f"not resolved: {what} is {c}"
+
+
+@rule("ERASES_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
-    """:func:`condition` on both arms and an error bar (:func:`unjudged`); then ``qualitatively`` when ``arm``'s
-    spread is below ``ERASES_FRACTION`` of SGD's and SGD's exceeds it beyond noise (:func:`beyond_noise`);
-    ``not resolved`` when it is below that fraction but the difference lies within noise; else ``no``."""
-    d = spread_difference(sgd, arm, noise)
-    unmet = condition(arm, sgd) or unjudged(d)
+    """:func:`condition` on both arms and an error bar (:func:`unjudged`); then on the contrast c = spread(arm) -
+    ``ERASES_FRACTION`` x spread(SGD) (:func:`~fibook.forgetting.analysis.spread_difference`): ``qualitatively``
+    when c < 0 beyond noise, ``no`` when c > 0 beyond noise, else ``not resolved``."""
+    c = spread_difference(arm, sgd, noise, weight=ERASES_FRACTION)
+    unmet = condition(arm, sgd) or unjudged(c)
     if unmet:
         return unmet
-    below_half = spread_estimate(arm, noise).mean < ERASES_FRACTION * spread_estimate(sgd, noise).mean
-    if not below_half:
-        return "no"
-    if d.value > 0 and beyond_noise(d):
-        return "qualitatively"
-    return f"not resolved: below {ERASES_FRACTION:g} of SGD's spread, but the difference ({d}) is within noise"
+    return noted(contrast_verdict(c, "qualitatively", "no", f"spread − {ERASES_FRACTION:g} × SGD's"), arm, sgd)
 
 
 # The paper's runs in the book's reconstruction of its setting (only T_SGD's two values are quoted; the rest are
@@ -189,16 +222,24 @@ def reconstructed_clock(key: str) -> tuple[str, float]:
     return name, forgetting_clocks([lr] * RECONSTRUCTED_STEPS, 128, wd)[name]
 
 
-@rule("COMMON_NORM_R")
+@rule("COMMON_NORM_R", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def common_norm(adaptive: Sequence[Arm]) -> str:
-    """``qualitatively`` when every adaptive arm's radial memory R is below ``COMMON_NORM_R``, else ``no``;
-    ``not tested`` when an arm has no R (fewer than two sigma_w that did not diverge)."""
-    if any(np.isnan(a.radial_memory) for a in adaptive):
-        return "not tested: no radial memory (fewer than two σ_w that did not diverge)"
-    return "qualitatively" if all(a.radial_memory < COMMON_NORM_R for a in adaptive) else "no"
+    """On each adaptive arm's radial memory R with its interval (:meth:`Arm.radial_memory_estimate`):
+    ``qualitatively`` when every R lies below ``COMMON_NORM_R`` beyond noise, ``no`` when some R lies above it
+    beyond noise, else ``not resolved``; ``not tested`` when an arm has no R or no error bar (fewer than three
+    sigma_w that did not diverge)."""
+    estimates = [a.radial_memory_estimate() for a in adaptive]
+    if not all(e.has_error_bar for e in estimates):
+        return "not tested: no interval on R (fewer than three σ_w that did not diverge)"
+    shifted = [e - COMMON_NORM_R for e in estimates]
+    if all(stats.below(e) for e in shifted):
+        return "qualitatively"
+    if any(stats.above(e) for e in shifted):
+        return "no"
+    return "not resolved: R − 0.5 is " + ", ".join(str(e) for e in shifted)
 
 
-@rule()
+@rule(fixed=FIXED["no results"])
 def not_in_paper() -> str:
     """The verdict of a control the paper does not run (momentum SGD): ``n/a (not in the paper)``."""
     return "n/a (not in the paper)"
@@ -253,7 +294,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         if q is None:
             claims.append(Claim(claim, paper, ours(a), erases(a, sgd, noise), rule=erases, runs=run_ids(a, sgd)))
         else:
-            main = f"{shown(spread_estimate(a, noise).mean, 1)} pp on the main σ_w grid (1 seed)"
+            main = f"{shown(spread_estimate(a, noise).value, 1)} pp on the main σ_w grid (1 seed)"
             claims.append(Claim(claim, paper, f"quick σ_w grid: {ours(q, quick_sgd)}; {main}",
                                 erases(q, quick_sgd, noise), rule=erases, runs=run_ids(q, quick_sgd, a)))
     longer = []
@@ -274,7 +315,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
         m = by_key["msgd"]
         raw, grow = m.run_clock()[1], 1 / (1 - heavy_ball_momentum(m.config)) ** 2
         claims.append(Claim("momentum SGD at the same raw η", "no number given",
-                            f"{shown(spread_estimate(m, noise).mean, 1)} pp vs SGD {shown(sgd_spread.mean, 1)} pp; "
+                            f"{shown(spread_estimate(m, noise).value, 1)} pp vs SGD {shown(sgd_spread.value, 1)} pp; "
                             "T_SGD = "
                             f"{raw:.3g} over the run at the raw η, as SGD's {sgd.run_clock()[1]:.3g}, or "
                             f"{raw * grow:.3g} at its effective step η/(1−μ) = {effective_lr(m.config):g}",
@@ -282,7 +323,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
 
     def radial(arm_list: Sequence[Arm]) -> str:
         return ", ".join(f"{get_optimizer(a.config.optimizer).label} (η = {a.config.lr:g}, "
-                         f"{config_part(a.config, 'epochs')}) {shown(a.radial_memory, 2)}" for a in arm_list)
+                         f"{config_part(a.config, 'epochs')}) {radial_text(a)}" for a in arm_list)
 
     adaptive = [by_key[k] for k in ("adam", "adamw") if k in by_key]
     if adaptive:
@@ -298,88 +339,101 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     return claims
 
 
-@rule("KEEPS_FRACTION")
-def keeps_spread(short: Arm, long: Arm) -> str:
-    """:func:`condition` on both; then ``qualitatively`` when the longer arm keeps more than ``KEEPS_FRACTION``
-    of the shorter one's selected and last-epoch spreads, else ``no``."""
-    unmet = condition(short, long)
+@rule("KEEPS_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
+def keeps_spread(short: Arm, long: Arm, noise: NoiseFloor | None) -> str:
+    """:func:`condition` on both and an error bar; then on c = spread(long) - ``KEEPS_FRACTION`` x spread(short):
+    ``qualitatively`` when c > 0 beyond noise (the longer arm keeps more than that fraction), ``no`` when c < 0
+    beyond noise, else ``not resolved``."""
+    c = spread_difference(long, short, noise, weight=KEEPS_FRACTION)
+    unmet = condition(short, long) or unjudged(c)
     if unmet:
         return unmet
-    kept = all(getattr(long, k) > KEEPS_FRACTION * getattr(short, k) for k in ("spread_pp", "final_spread_pp"))
-    return "qualitatively" if kept else "no"
+    return noted(contrast_verdict(c, "no", "qualitatively", f"spread − {KEEPS_FRACTION:g} × the shorter arm's"),
+                 short, long)
 
 
-@rule("ERASED_PP", "ERASES_FRACTION", "NOISE_SIGMAS")
+@rule("EQUIVALENCE_PP", "ERASES_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> str:
-    """:func:`condition` on both and an error bar (:func:`unjudged`); ``no: L2 raised the spread`` when the L2
-    arm's spread exceeds the baseline's beyond noise, ``not resolved: within noise`` unless the baseline's exceeds
-    the L2 arm's beyond noise (:func:`beyond_noise`); then ``yes`` below ``ERASED_PP``;
-    ``qualitatively: k× smaller, not ≈ 0.3 pp`` below ``ERASES_FRACTION`` of the baseline's spread; else ``no``."""
+    """:func:`condition` on both and an error bar (:func:`unjudged`); with d = spread(base) - spread(L2 arm) and
+    c = spread(L2 arm) - ``ERASES_FRACTION`` x spread(base): ``no: L2 raised the spread`` when d < 0 beyond noise;
+    ``yes`` when d > 0 beyond noise and the L2 arm's spread lies below ``EQUIVALENCE_PP`` by the one-sided test
+    (:func:`fibook.stats.under`: erased outright); ``qualitatively`` when c < 0 beyond noise; ``no`` when c > 0
+    beyond noise; else ``not resolved``."""
     d = spread_difference(base, both, noise)
-    unmet = condition(base, both) or unjudged(d)
+    c = spread_difference(both, base, noise, weight=ERASES_FRACTION)
+    unmet = condition(base, both) or unjudged(d, c)
     if unmet:
         return unmet
-    if not beyond_noise(d):
-        return "not resolved: within noise"
-    if d.value < 0:
-        return "no: L2 raised the spread"
-    if both.spread_pp < ERASED_PP:
-        return "yes"
-    ratio = both.spread_pp / base.spread_pp
-    return f"qualitatively: {1 / ratio:.1f}× smaller, not ≈ 0.3 pp" if ratio < ERASES_FRACTION else "no"
+    if stats.below(d):
+        return noted("no: L2 raised the spread", base, both)
+    if stats.above(d) and stats.under(spread_estimate(both, noise), EQUIVALENCE_PP):
+        return noted("yes", base, both)
+    return noted(contrast_verdict(c, f"qualitatively: below {ERASES_FRACTION:g} of the baseline's, not shown "
+                                     f"below {EQUIVALENCE_PP:g} pp", "no",
+                                  f"spread − {ERASES_FRACTION:g} × the baseline's"), base, both)
 
 
-def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> bool:
-    """Arms in rising L2 strength (or clock): the first arm's spread exceeds the last one's beyond noise, and no
-    step along the row raises the spread beyond noise."""
+def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> str:
+    """Arms in rising L2 strength (or clock): ``falls`` when the first arm's spread exceeds the last one's beyond
+    noise and no step along the row raises the spread beyond noise; ``rises`` when the last one's exceeds the
+    first one's beyond noise; else ``unresolved``."""
     steps = [spread_difference(x, y, noise) for x, y in itertools.pairwise(row)]
     drop = spread_difference(row[0], row[-1], noise)
-    return drop.value > 0 and beyond_noise(drop) and not any(d.value < 0 and beyond_noise(d) for d in steps)
+    if stats.above(drop) and not any(stats.below(d) for d in steps):
+        return "falls"
+    return "rises" if stats.below(drop) else "unresolved"
 
 
-@rule("NOISE_SIGMAS")
+@rule("CONFIDENCE", fixed=FIXED["2026-12-05"])
 def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> str:
     """Per row (one learning rate and length, arms in rising lambda, lambda = 0 first): :func:`condition` on
-    every arm and an error bar on every step (:func:`unjudged`); then ``qualitatively`` when the spread
-    :func:`falls` along every row, ``partly: only ...`` along some, else ``no``."""
+    every arm and an error bar on every step (:func:`unjudged`); then by :func:`falls`: ``qualitatively`` when
+    the spread falls along every row, ``partly: only ...`` along some, ``no`` when none falls and one rises,
+    else ``not resolved``."""
     unmet = condition(*[a for r in rows.values() for a in r]) or unjudged(
         *[spread_difference(x, y, noise) for r in rows.values() for x, y in itertools.pairwise(r)])
     if unmet:
         return unmet
-    falling = [name for name, r in rows.items() if falls(r, noise)]
+    kinds = {name: falls(r, noise) for name, r in rows.items()}
+    falling = [name for name, k in kinds.items() if k == "falls"]
+    arms_read = [a for r in rows.values() for a in r]
     if len(falling) == len(rows):
-        return "qualitatively"
-    return f"partly: only {', '.join(falling)}" if falling else "no"
+        return noted("qualitatively", *arms_read)
+    if falling:
+        return noted(f"partly: only {', '.join(falling)}", *arms_read)
+    if "rises" in kinds.values():
+        return noted("no", *arms_read)
+    return noted("not resolved: no row's first and last spreads differ beyond noise", *arms_read)
 
 
-@rule("NOISE_SIGMAS")
+@rule("CONFIDENCE", fixed=FIXED["2026-12-05"])
 def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
     """fibook's hypothesis that the L2 term itself erases memory, on an arm and its lambda = 0 control at the same
     rate and length: :func:`condition` on both and an error bar (:func:`unjudged`); ``yes`` when the control's
     spread exceeds the L2 arm's beyond noise, ``no: L2 raised the spread`` when the L2 arm's exceeds the
-    control's beyond noise, else ``not resolved: within noise``."""
+    control's beyond noise, else ``not resolved``."""
     d = spread_difference(control, with_l2, noise)
     unmet = condition(control, with_l2) or unjudged(d)
     if unmet:
         return unmet
-    if not beyond_noise(d):
-        return "not resolved: within noise"
-    return "yes" if d.value > 0 else "no: L2 raised the spread"
+    return noted(contrast_verdict(d, "no: L2 raised the spread", "yes", "control − L2 arm"), control, with_l2)
 
 
-@rule("RANK_AGREES", "NOISE_SIGMAS")
+@rule("RANK_AGREES", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def rises_with_batch(rho: float | None, rise: Difference | None) -> str:
-    """``qualitatively`` when the rank correlation of spread with batch size exceeds ``RANK_AGREES`` and the
-    spread at the largest batch exceeds the one at the smallest beyond noise (``rise``, :func:`beyond_noise`);
-    else ``no``. ``not tested`` without a rank correlation (fewer than three batch sizes whose selected
-    predictors interpolate) or without an error bar on ``rise`` (:func:`unjudged`)."""
+    """On the spread at the largest batch minus the one at the smallest (``rise``) and the rank correlation of
+    spread with batch size: ``qualitatively`` when rise > 0 beyond noise and rho > ``RANK_AGREES``; ``weakly`` when
+    rise > 0 beyond noise alone; ``no`` when rise < 0 beyond noise; else ``not resolved``. ``not tested`` without
+    a rank correlation (fewer than three batch sizes whose selected predictors interpolate) or without an error
+    bar on ``rise`` (:func:`unjudged`)."""
     if rho is None or rise is None:
         return "not tested: no rank correlation (fewer than three batch sizes whose selected predictors interpolate)"
     unmet = unjudged(rise)
     if unmet:
         return unmet
-    grows = rise.value > 0 and beyond_noise(rise)
-    return "qualitatively" if rho > RANK_AGREES and grows else "no"
+    if stats.above(rise):
+        return "qualitatively" if rho > RANK_AGREES else f"weakly (ρ = {rho:+.2f} ≤ {RANK_AGREES:g})"
+    return "no" if stats.below(rise) else f"not resolved: largest − smallest b is {rise}"
 
 
 def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Callable,
@@ -424,11 +478,12 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
     def longer():
         short, longest = long_arms[0], long_arms[-1]
         return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {shown(short.spread_pp, 1)} → "
-                f"{shown(longest.spread_pp, 1)} pp (difference {spread_difference(longest, short, noise)}), last "
+                f"{shown(longest.spread_pp, 1)} pp (longest − {KEEPS_FRACTION:g} × shortest: "
+                f"{spread_difference(longest, short, noise, weight=KEEPS_FRACTION)}), last "
                 f"epoch {shown(short.final_spread_pp, 1)} → {shown(longest.final_spread_pp, 1)} pp, R "
                 f"{shown(short.radial_memory, 2)} → "
                 f"{shown(longest.radial_memory, 2)}, selected epochs {short.epoch_range()} and {longest.epoch_range()} "
-                f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest), long_arms
+                f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest, noise), long_arms
 
     def large_rate_l2():
         return (f"{both.label}: {shown(both.spread_pp, 1)} pp (T_L2 = {both.clock()[1]:.3g} at the selected "
@@ -479,7 +534,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
     ]
 
 
-@rule()
+@rule(fixed=FIXED["no results"])
 def matches_quoted(value: float, quoted: str) -> str:
     """``consistent`` when ``value`` rounded to two significant digits equals the paper's quoted figure (e.g.
     7.3e-4), else ``no``. Not a confirmation: the setting that gives ``value`` was reconstructed from the quoted
@@ -488,7 +543,7 @@ def matches_quoted(value: float, quoted: str) -> str:
         else "no"
 
 
-@rule("INVARIANCE_TOL")
+@rule("INVARIANCE_TOL", fixed=FIXED["no results"])
 def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> str:
     """``yes`` when a loss is invariant to scaling one weight: every ``|L(cW) - L(W)|`` (``losses[0]`` at c = 1 or
     any reference c) and every ``|cos(grad L, W)|`` below ``INVARIANCE_TOL`` (float64); else ``no``."""
@@ -497,7 +552,7 @@ def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> str:
     return "yes" if invariant else "no"
 
 
-@rule("LOGIT_FLOOR")
+@rule("LOGIT_FLOOR", fixed=FIXED["no results"])
 def scales_logits(logit_error: float) -> str:
     """``yes`` when sigma_w only scales the initial logits: relative deviation from sigma_w logits(1) below
     ``LOGIT_FLOOR`` (float32); else ``no``."""
@@ -526,14 +581,30 @@ def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosine
     ]
 
 
-@rule("LARGE_SPREAD_PP")
-def large_spread(arm: Arm) -> str:
-    """:func:`condition`; then ``qualitatively`` when the spread is at least ``LARGE_SPREAD_PP`` (at most
-    qualitatively: the paper's 26.5 pp is CIFAR-10 over 300 epochs), else ``no``."""
-    return condition(arm) or ("qualitatively" if arm.spread_pp >= LARGE_SPREAD_PP else "no")
+def radial_text(arm: Arm) -> str:
+    """``0.98, 95 % [0.95, 1.01]``: R with its interval (``n/a`` without R)."""
+    e = arm.radial_memory_estimate()
+    if np.isnan(e.value):
+        return "n/a"
+    if not e.has_error_bar:
+        return f"{e.value:.2f} (no interval)"
+    lo, hi = e.interval()
+    return f"{e.value:.2f}, 95 % [{lo:.2f}, {hi:.2f}]"
 
 
-@rule()
+@rule("LARGE_SPREAD_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
+def large_spread(arm: Arm, noise: NoiseFloor | None) -> str:
+    """:func:`condition` and an error bar; then ``qualitatively`` when the spread (:func:`~fibook.forgetting.
+    analysis.spread_estimate`) exceeds ``LARGE_SPREAD_PP`` beyond noise (at most qualitatively: the paper's
+    26.5 pp is CIFAR-10 over 300 epochs), ``no`` when it lies below it beyond noise, else ``not resolved``."""
+    e = spread_estimate(arm, noise) - LARGE_SPREAD_PP
+    unmet = condition(arm) or unjudged(e)
+    if unmet:
+        return unmet
+    return noted(contrast_verdict(e, "no", "qualitatively", f"spread − {LARGE_SPREAD_PP:g} pp"), arm)
+
+
+@rule(fixed=FIXED["sgd_remembers"])
 def every_sigma_interpolates(arm: Arm) -> str:
     """``yes`` when every sigma_w's selected predictor (every seed's) fits the training set, else ``no: selected
     before it fits the training set at sigma_w = ...``."""
@@ -543,78 +614,79 @@ def every_sigma_interpolates(arm: Arm) -> str:
         f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)
 
 
-@rule("RADIAL_KEPT")
+@rule("RADIAL_KEPT", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def radial_kept(arm: Arm) -> str:
-    """``yes`` when the radial memory R exceeds ``RADIAL_KEPT``, else ``no``; ``not tested`` without an R (fewer
-    than two sigma_w that did not diverge)."""
-    if np.isnan(arm.radial_memory):
-        return "not tested: no radial memory (fewer than two σ_w that did not diverge)"
-    return "yes" if arm.radial_memory > RADIAL_KEPT else "no"
+    """On the radial memory R with its interval (:meth:`Arm.radial_memory_estimate`): ``yes`` when R exceeds
+    ``RADIAL_KEPT`` beyond noise, ``no`` when it lies below it beyond noise, else ``not resolved``; ``not tested``
+    without an interval (fewer than three sigma_w that did not diverge)."""
+    e = arm.radial_memory_estimate() - RADIAL_KEPT
+    if not e.has_error_bar:
+        return "not tested: no interval on R (fewer than three σ_w that did not diverge)"
+    return contrast_verdict(e, "no", "yes", f"R − {RADIAL_KEPT:g}")
 
 
-@rule("NOISE_MULTIPLE")
+@rule("NOISE_MULTIPLE", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def above_seed_noise(seeds: Arm) -> str:
     """On an arm run over several seeds: :func:`condition`; ``not tested`` with fewer than two complete seeds;
-    then ``yes`` when the mean over seeds of the per-seed spread (:func:`~fibook.forgetting.analysis.seed_spreads`)
-    exceeds ``NOISE_MULTIPLE`` times the largest per-sigma_w standard deviation over seeds, else ``no``."""
-    per_seed, seed_std = list(seed_spreads(seeds).values()), list(seed_std_pp(seeds).values())
+    then on the spread of seed-means (bootstrapped over seeds) minus ``NOISE_MULTIPLE`` times the largest
+    per-sigma_w standard deviation over seeds: ``yes`` when above zero beyond noise, ``no`` below, else ``not
+    resolved``."""
+    e, seed_std = spread_estimate(seeds, None), list(seed_std_pp(seeds).values())
     unmet = condition(seeds)
     if unmet:
         return unmet
-    if len(per_seed) < 2 or any(np.isnan(seed_std)):
+    if e.borrowed or any(np.isnan(seed_std)):
         return "not tested: fewer than two seeds at some σ_w, so no seed-to-seed variation to compare with"
-    return "yes" if float(np.mean(per_seed)) > NOISE_MULTIPLE * max(seed_std) else "no"
+    return noted(contrast_verdict(e - NOISE_MULTIPLE * max(seed_std), "no", "yes",
+                                  f"spread − {NOISE_MULTIPLE:g} × the largest seed std"), seeds)
 
 
 HEADLINE = "low-LR SGD keeps a large test-accuracy spread across σ_w"
 SEED_NOISE = ("the spread is far larger than seed-to-seed variation (verdict: mean spread > 3 × the largest "
               "per-σ_w seed std)")
 LATE_READING = ", read over the second half of training (the selection the rest of Part I uses)"
+WHOLE_RUN = "the paper's reading (best validation loss over the whole run); the book reads the second half"
 
 
 def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: Finished,
-                         scale: str) -> list[Claim]:
-    """The ``sgd_remembers`` chapter's rows, each run read at its validation-selected checkpoint (``arm``,
-    ``noise``) and again over the second half of training (``late_arm``, ``late_noise``, selection ``late``):
-    the spread (:func:`large_spread`), every sigma_w's selected predictor interpolating
-    (:func:`every_sigma_interpolates`), radial memory (:func:`radial_kept`), and the spread against seed noise
-    (:func:`above_seed_noise`, on the ``seed_noise`` experiment's one arm once it has finished). Every spread row
-    needs every sigma_w's selected predictor to interpolate (:func:`condition`)."""
+                         scale: str, floor: NoiseFloor | None) -> list[Claim]:
+    """The ``sgd_remembers`` chapter's rows, each run read over the second half of training (``late_arm``,
+    ``late_noise``, selection ``late``: the book's one reading) and at the paper's validation-selected checkpoint
+    over the whole run (``arm``, ``noise``): the spread (:func:`large_spread`, a one-seed spread with the error
+    bar of ``floor``), every sigma_w's selected predictor interpolating (:func:`every_sigma_interpolates`),
+    radial memory (:func:`radial_kept`), and the spread against seed noise (:func:`above_seed_noise`, on the
+    ``seed_noise`` experiment's one arm once it has finished). Every spread row needs every sigma_w's selected
+    predictor to interpolate (:func:`condition`)."""
     where = setting(arm.config, scale, show=("arch", "epochs", "lr"))
     paper = "26.5 pp (CIFAR-10, ResNet-9, 300 ep)"
 
     def headline(a: Arm, late: bool) -> Claim:
-        return Claim(HEADLINE + (LATE_READING if late else ""),
-                     "the paper reads the whole run only" if late else paper,
-                     f"{shown(a.spread_pp, 1)} pp ({where}; {interpolating(a)})", large_spread(a), rule=large_spread,
-                     runs=run_ids(a))
+        return Claim(HEADLINE + (LATE_READING if late else ""), paper if late else f"{paper}; {WHOLE_RUN}",
+                     f"{spread_estimate(a, floor)} ({where}; {interpolating(a)})", large_spread(a, floor),
+                     rule=large_spread, runs=run_ids(a))
 
     def seed_row(f: Finished, late: bool) -> Claim:
         claim = SEED_NOISE + (LATE_READING if late else "")
+        paper = "seed noise not reported" + ("" if late else f"; {WHOLE_RUN}")
         if not f.arms:
-            return Claim(claim, "seed noise not reported", f"not finished ({f.progress})", "not tested yet",
-                         rule=above_seed_noise)
+            return Claim(claim, paper, f"not finished ({f.progress})", "not tested yet", rule=above_seed_noise)
         (seeds,) = f.arms
-        per_seed, seed_std = seed_spreads(seeds), [v for v in seed_std_pp(seeds).values() if not np.isnan(v)]
+        seed_std = [v for v in seed_std_pp(seeds).values() if not np.isnan(v)]
         std = f"per-σ_w seed std ≤ {max(seed_std):.2f} pp" if seed_std else "no seed std (one seed)"
-        return Claim(claim, "seed noise not reported",
-                     f"spread {shown(np.mean(list(per_seed.values())), 1) if per_seed else 'n/a'} pp (mean of "
-                     f"{len(per_seed)} seeds) vs {std} "
-                     f"(quick grid; {interpolating(seeds)})", above_seed_noise(seeds), rule=above_seed_noise,
-                     runs=run_ids(seeds))
+        return Claim(claim, paper, f"spread {spread_estimate(seeds, None)} vs {std} (quick grid; "
+                     f"{interpolating(seeds)})", above_seed_noise(seeds), rule=above_seed_noise, runs=run_ids(seeds))
 
     return [
-        headline(arm, False),
         headline(late_arm, True),
+        headline(arm, False),
         Claim("every σ_w's selected predictor interpolates", "yes (≥ 99.5 % train acc)",
               f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w at the selected checkpoint "
               f"({sum(arm.interpolated)} reach 99.5 % at some epoch)", every_sigma_interpolates(arm),
               rule=every_sigma_interpolates, runs=run_ids(arm)),
         Claim("the final weight norm stays tied to σ_w under SGD", "qualitative (secondary)",
-              f"radial memory R = {shown(arm.radial_memory, 2)}", radial_kept(arm), rule=radial_kept,
-              runs=run_ids(arm)),
-        seed_row(noise, False),
+              f"radial memory R = {radial_text(arm)}", radial_kept(arm), rule=radial_kept, runs=run_ids(arm)),
         seed_row(late_noise, True),
+        seed_row(noise, False),
     ]
 
 
@@ -630,7 +702,7 @@ def late_rise_pp(arm: Arm) -> float:
     return 100 * float(np.mean([rise(r.history["train_acc"]) for r in runs]))
 
 
-@rule("STILL_RISING_PP")
+@rule("STILL_RISING_PP", fixed=FIXED["depth"])
 def deep_nets_fail(deep: Sequence[Arm]) -> str:
     """``qualitatively`` when no deeper ResNet interpolates at the largest sigma_w of its grid and none of them is
     still rising there (train accuracy up by at most ``STILL_RISING_PP`` over the last quarter, :func:`late_rise_pp`);
@@ -659,32 +731,56 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
                   deep_nets_fail(deep), rule=deep_nets_fail, runs=run_ids(*arms))]
 
 
-@rule("CLOCK_RHO", "NOISE_SIGMAS")
+@rule("CLOCK_RHO", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def falls_with_clock(rho: float | None, drop: Difference | None) -> str:
-    """``qualitatively`` at rho <= ``CLOCK_RHO`` with the spread at the smallest clock above the one at the
-    largest beyond noise (``drop``, :func:`beyond_noise`); ``weakly`` for any other rho < 0; ``no`` from 0 up;
-    ``not tested`` without a correlation (fewer than three included arms) or without an error bar on ``drop``
-    (:func:`unjudged`)."""
+    """On the spread at the smallest clock minus the one at the largest (``drop``) and the rank correlation rho
+    of spread with the clock: ``qualitatively`` when drop > 0 beyond noise and rho <= ``CLOCK_RHO``; ``weakly``
+    when drop > 0 beyond noise alone; ``no`` when drop < 0 beyond noise (the larger clock keeps the larger
+    spread); else ``not resolved``. ``not tested`` without a correlation (fewer than three included arms) or
+    without an error bar on ``drop`` (:func:`unjudged`)."""
     if rho is None or drop is None:
         return "not tested: no rank correlation (fewer than three arms count on this clock)"
     unmet = unjudged(drop)
     if unmet:
         return unmet
-    if rho <= CLOCK_RHO and drop.value > 0 and beyond_noise(drop):
-        return "qualitatively"
-    return f"weakly (ρ = {rho:+.2f}{'' if rho <= CLOCK_RHO else ' > −0.5'}, drop {drop})" if rho < 0 else "no"
+    if stats.above(drop):
+        return "qualitatively" if rho <= CLOCK_RHO else f"weakly (ρ = {rho:+.2f} > {CLOCK_RHO:g})"
+    return "no" if stats.below(drop) else f"not resolved: smallest − largest clock is {drop} (ρ = {rho:+.2f})"
 
 
-@rule("NOISE_SIGMAS")
+@rule("EQUIVALENCE_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> str:
     """Two arms at one clock reached by different rates or lengths: :func:`condition` on both and an error bar
-    (:func:`unjudged`); ``no`` when their spreads differ beyond noise (:func:`beyond_noise`), else ``not
-    resolved: within noise`` (no equivalence margin is set, so agreeing within noise does not show them equal)."""
+    (:func:`unjudged`); ``yes`` when the two one-sided tests show their difference within +-``EQUIVALENCE_PP``
+    (:func:`fibook.stats.equivalent`), ``no`` when it differs from zero beyond noise, else ``not resolved``."""
     d = spread_difference(a, b, noise)
     unmet = condition(a, b) or unjudged(d)
     if unmet:
         return unmet
-    return "no" if beyond_noise(d) else "not resolved: within noise (no equivalence margin is set)"
+    if stats.equivalent(d, EQUIVALENCE_PP):
+        return noted(f"yes: equal within ±{EQUIVALENCE_PP:g} pp", a, b)
+    if stats.differs(d):
+        return noted("no", a, b)
+    return noted(f"not resolved: {d} is neither shown within ±{EQUIVALENCE_PP:g} pp nor away from 0", a, b)
+
+
+@rule("EQUIVALENCE_PP", "CLOCK_RHO", "CONFIDENCE", fixed=FIXED["ladder"])
+def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> str:
+    """Arms at one clock reached by rates a decade apart (``clock_ladder``), largest rate first: :func:`condition`
+    on every rung and an error bar on each rung's difference from the first. ``yes: the clock`` when every rung's
+    spread equals the first's within +-``EQUIVALENCE_PP`` (:func:`fibook.stats.equivalent`); ``no: the rate`` when
+    the smallest rate's spread exceeds the largest's beyond noise and the rank correlation of spread with the rate
+    is at most ``CLOCK_RHO`` (the spread rises as the rate falls); else ``not resolved``."""
+    diffs = [spread_difference(r, rungs[0], noise) for r in rungs[1:]]
+    unmet = condition(*rungs) or unjudged(*diffs)
+    if unmet:
+        return unmet
+    if all(stats.equivalent(d, EQUIVALENCE_PP) for d in diffs):
+        return noted(f"yes: the clock (every rung within ±{EQUIVALENCE_PP:g} pp of the largest rate's)", *rungs)
+    rho = rank_correlation([r.config.lr for r in rungs], [spread_estimate(r, noise).value for r in rungs])
+    if stats.above(diffs[-1]) and rho is not None and rho <= CLOCK_RHO:
+        return noted(f"no: the rate (the spread rises as η falls, ρ = {rho:+.2f})", *rungs)
+    return noted(f"not resolved: smallest − largest rate is {diffs[-1]}", *rungs)
 
 
 CLOCK_CLAIMS = (
@@ -701,7 +797,7 @@ def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) ->
     """The included arms on ``clock`` (by clock at the selected checkpoints), the rank correlation of their
     spreads with it, and the spread difference between the arms at its smallest and largest value."""
     pts = sorted((p for p in points if p.clock == clock and p.included), key=lambda p: p.value)
-    rho = rank_correlation([p.value for p in pts], [p.spread.mean for p in pts]) if len(pts) >= 3 else None
+    rho = rank_correlation([p.value for p in pts], [p.spread.value for p in pts]) if len(pts) >= 3 else None
     drop = spread_difference(pts[0].arm, pts[-1].arm, noise) if len(pts) >= 2 else None
     return pts, rho, drop
 
@@ -715,28 +811,83 @@ def pair_change(a: Arm, b: Arm) -> str:
                      if getattr(first, name) != getattr(second, name) and getattr(first, name)) or "same settings"
 
 
-def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str) -> list[Claim]:
+FIXED_CLOCK = ("clock_ladder", "tsgd_pair")  # experiments whose arms are judged by rows of their own
+
+
+def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: NoiseFloor | None, where: str,
+                claim: str) -> Claim:
+    """The trend row of one clock (:func:`trend`, :func:`falls_with_clock`)."""
+    pts, rho, drop = trend(points, clock, noise)
+    reasons = Counter(p.left_out for p in points if p.clock == clock and not p.included)
+    left_out = "; ".join(f"{n} left out: {why}" for why, n in reasons.items()) or "none left out"
+    ours = (f"{len(pts)} arms ({left_out}); ρ = " + ("n/a" if rho is None else f"{rho:+.2f}")
+            + ("" if drop is None else f"; smallest − largest clock: {drop}"))
+    verdict = noted(falls_with_clock(rho, drop), *[p.arm for p in pts])
+    return Claim(claim, paper, f"{ours} ({where})", verdict, rule=falls_with_clock,
+                 runs=run_ids(*[p.arm for p in points if p.clock == clock]))  # left out ones too
+
+
+def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str,
+                 raw_points: Sequence[ClockPoint] = ()) -> list[Claim]:
     """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
-    (:func:`trend`, :func:`falls_with_clock`); per equal-clock pair (:func:`~fibook.forgetting.analysis.
-    equal_clock_pairs`), whether their spreads agree (:func:`collapses`, after :func:`condition`)."""
+    (:func:`trend_claim`), and for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
+    before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.analysis.equal_clock_pairs`) outside the
+    experiments of :data:`FIXED_CLOCK`, whether their spreads agree (:func:`collapses`, after
+    :func:`condition`)."""
     rows = []
     for clock, paper in CLOCK_CLAIMS:
-        pts, rho, drop = trend(points, clock, noise)
-        reasons = Counter(p.left_out for p in points if p.clock == clock and not p.included)
-        left_out = "; ".join(f"{n} left out: {why}" for why, n in reasons.items()) or "none left out"
-        ours = (f"{len(pts)} arms ({left_out}); ρ = "
-                + ("n/a" if rho is None else f"{rho:+.2f}")
-                + ("" if drop is None else f"; smallest − largest clock: {drop}"))
-        rows.append(Claim(f"a larger {clock} leaves a smaller spread", paper, f"{ours} ({where})",
-                          falls_with_clock(rho, drop), rule=falls_with_clock,
-                          runs=run_ids(*[p.arm for p in points if p.clock == clock])))  # left out ones too
-    for p, q in equal_clock_pairs(points):
+        rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread"))
+        if clock == "T_SGD" and raw_points:
+            rows.append(trend_claim(raw_points, clock, paper, noise, where,
+                                    "a larger T_SGD leaves a smaller spread, momentum SGD read at its raw η "
+                                    "and left out (the reading before 2026-12-05)"))
+    for p, q in equal_clock_pairs([p for p in points if p.experiment not in FIXED_CLOCK]):
         d = spread_difference(p.arm, q.arm, noise)
         rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
                           "the paper's organising idea (clocks, not epochs)",
                           f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
-                          f"selected checkpoints): {shown(p.spread.mean, 1)} vs {shown(q.spread.mean, 1)} pp "
-                          f"(difference {d}) "
-                          f"({where})", collapses(p.arm, q.arm, noise), rule=collapses, runs=run_ids(p.arm, q.arm),
+                          f"selected checkpoints): {shown(p.spread.value, 1)} vs {shown(q.spread.value, 1)} pp "
+                          f"(difference {d}) ({where})", collapses(p.arm, q.arm, noise), rule=collapses,
+                          runs=run_ids(p.arm, q.arm),
                           key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}"))
     return rows
+
+
+def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, where: str) -> list[Claim]:
+    """The rows of the two experiments built to tell a clock from a rate: ``clock_ladder`` (Adam at one T_adapt
+    by rates a decade apart, :func:`clock_or_rate`) and ``tsgd_pair`` (SGD at equal T_SGD with sum eta twice as
+    large in one arm, :func:`collapses`). A row waits ("not tested yet") until every arm of its experiment has
+    finished on every seed."""
+    rows = []
+    claim = "at a fixed T_adapt the spread does not depend on η (the clock, not the rate, forgets)"
+    paper = "the paper's organising idea (clocks, not epochs); the paper runs no fixed-clock ladder"
+    if len(ladder.arms) < ladder.total_arms:
+        rows.append(Claim(claim, paper, f"not finished ({ladder.progress})", "not tested yet", rule=clock_or_rate,
+                          runs=run_ids(*ladder.arms)))
+    else:
+        rungs = sorted(ladder.arms, key=lambda a: -a.config.lr)
+        text = "; ".join(f"η = {a.config.lr:g} × {a.config.epochs}: {spread_estimate(a, noise)}" for a in rungs)
+        rows.append(Claim(claim, paper, f"T_adapt = {rungs[0].run_clock()[1]:.3g} over each run; {text} ({where})",
+                          clock_or_rate(rungs, noise), rule=clock_or_rate, runs=run_ids(*rungs)))
+    claim = "equal T_SGD, equal spread, with Σ η twice as large in one arm (T_SGD, not Σ η, is SGD's clock)"
+    paper = "T_SGD = Σ η²/b is the clock of SGD's implicit regularization (abstract, secondary)"
+    if len(pair.arms) < pair.total_arms:
+        rows.append(Claim(claim, paper, f"not finished ({pair.progress})", "not tested yet", rule=collapses,
+                          runs=run_ids(*pair.arms)))
+    else:
+        a, b = sorted(pair.arms, key=lambda x: x.config.batch_size)
+        sums = [x.records[0].summary.clocks["T_adapt"] for x in (a, b)]
+        rows.append(Claim(claim, paper, f"{a.label}: {spread_estimate(a, noise)} vs {b.label}: "
+                          f"{spread_estimate(b, noise)}; T_SGD = {a.run_clock()[1]:.3g} over each run, Σ η "
+                          f"{sums[0]:.3g} vs {sums[1]:.3g} (difference {spread_difference(a, b, noise)}) ({where})",
+                          collapses(a, b, noise), rule=collapses, runs=run_ids(a, b)))
+    return rows
+
+
+def fixed_rows() -> list[dict]:
+    """When each Part I rule was fixed and which results existed then (:data:`FIXED`): the reading rules
+    (checkpoint, condition) and every function of this module marked as a rule."""
+    rules = sorted({fn.__name__: fn for fn in globals().values() if callable(fn) and hasattr(fn, "fixed")}.items())
+    return [{"rule": "SELECTION = 'late' and the interpolation condition", "fixed": FIXED["late"]},
+            {"rule": "momentum SGD counted on T_SGD at its effective step", "fixed": FIXED["2026-12-05"]},
+            *({"rule": name, "fixed": fn.fixed} for name, fn in rules)]

@@ -20,6 +20,10 @@ one scale define the runs exactly; each run's id is a hash of its full config.
                     lambda = 0 controls at each length (does L2 forget on its clock, apart from the rate?)
 ``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2) and the clock arms at their longest clock
                     over the scale's ``noise_seeds`` on the quick grid: the error bars of the spreads
+``clock_ladder``    Adam at one T_adapt = sum eta reached by rates a decade apart (eta x epochs fixed), over the
+                    ``noise_seeds``: does the clock or the rate do the forgetting?
+``tsgd_pair``       low-learning-rate SGD at two (batch, epochs) of equal T_SGD = sum eta^2 / b and sum eta apart by
+                    2x, over the ``noise_seeds``: does T_SGD or plain sum eta order the spreads?
 ==================  ==========================================================================================
 """
 
@@ -60,7 +64,10 @@ class Grids:
     lengths, AdamW with a decoupled decay that acts (lambda lr per step near 1e-4...1e-3) over the same span, and
     Muon at two clocks; ``l2_clock`` the (lr, weight decay, epochs) arms of ``l2_clock``: SGD + L2 at one rate,
     T_L2 = lambda lr x steps from about 0.1 to at least 4 with a per-step shrink lambda lr of 1e-4...1e-3, a
-    lambda = 0 control at every length and an equal-T_L2 pair reached by different lambda and length.
+    lambda = 0 control at every length and an equal-T_L2 pair reached by different lambda and length;
+    ``clock_ladder`` the (lr, epochs) rungs of Adam at one T_adapt; ``tsgd_pair`` the two (batch size, epochs)
+    of equal T_SGD (4x the epochs at 2x the batch: 2x the steps and 2x sum eta); ``fixed_clock_precision`` the
+    precision of those two experiments where it is not the scale's (None keeps the scale's).
     """
 
     sgd_lr: float
@@ -74,6 +81,9 @@ class Grids:
     noise_seeds: tuple[int, ...]
     adaptive_clock: tuple[tuple[str, float, int, float], ...]
     l2_clock: tuple[tuple[float, float, int], ...]
+    clock_ladder: tuple[tuple[float, int], ...]
+    tsgd_pair: tuple[tuple[int, int], ...]
+    fixed_clock_precision: str | None = None
 
 
 SIGMA_W_QUICK = (0.1, 0.5, 2.5)
@@ -92,13 +102,17 @@ _PAPER_GRIDS = Grids(sgd_lr=1e-3, l2=(1e-2, 1e-2), quick_sigma_w=SIGMA_W_QUICK, 
                      # eta = 1e-2 (the paper's L2 arm): T_L2 0.94, 4.7, 9.36 (twice: the paper's lambda = 1e-2 for
                      # 300 epochs, and 2e-2 for 150); lambda = 0 controls at 30, 150 and 300 epochs
                      l2_clock=((1e-2, 0.0, 30), (1e-2, 1e-2, 30), (1e-2, 0.0, 150), (1e-2, 1e-2, 150),
-                               (1e-2, 2e-2, 150), (1e-2, 0.0, 300), (1e-2, 1e-2, 300)))
+                               (1e-2, 2e-2, 150), (1e-2, 0.0, 300), (1e-2, 1e-2, 300)),
+                     # the paper's Adam (T_adapt 93.6) and the same clock at 1/2, 1/4 and 1/10 of its rate
+                     clock_ladder=((1e-3, 300), (5e-4, 600), (2.5e-4, 1200), (1e-4, 3000)),
+                     tsgd_pair=((64, 300), (128, 1200)))
 GRIDS: dict[str, Grids] = {
     "smoke": Grids(sgd_lr=0.05, l2=(0.1, 0.05), quick_sigma_w=(0.1, 2.5), long_epochs=(1, 2), lr_grid=(0.05,),
                    wd_grid=(0.0, 0.05), batch_sizes=(64, 128), depths=("resnet9", "resnet8"), noise_seeds=(0, 1),
                    adaptive_clock=(("adam", 1e-3, 1, 0.0), ("adam", 5e-4, 2, 0.0), ("adam", 1e-3, 2, 0.0),
                                    ("adamw", 1e-3, 2, 0.03), ("muon", 5e-3, 1, 0.0)),
-                   l2_clock=((0.05, 0.0, 1), (0.05, 0.05, 1), (0.05, 0.0, 2), (0.05, 0.025, 2))),
+                   l2_clock=((0.05, 0.0, 1), (0.05, 0.05, 1), (0.05, 0.0, 2), (0.05, 0.025, 2)),
+                   clock_ladder=((1e-3, 1), (5e-4, 2)), tsgd_pair=((64, 1), (128, 4))),
     # 40 epochs x 39 steps = 1,560 steps; eta = 1e-2 gives T_SGD = 1.2e-3 (paper: 7.3e-4), and
     # (eta, lambda) = (0.1, 0.06) gives T_L2 = 9.36 as in the paper's L2 arm.
     "book": Grids(sgd_lr=1e-2, l2=(0.1, 0.06), quick_sigma_w=SIGMA_W_QUICK, long_epochs=(40, 120),
@@ -115,7 +129,15 @@ GRIDS: dict[str, Grids] = {
                   # eta = 1e-2 (the book's low-learning-rate SGD): T_L2 0.156, 0.94 (twice: lambda 0.06 for 40
                   # epochs and 0.02 for 120), 2.8, 4.68 (shrink 1e-3 a step); lambda = 0 controls at 40 and 120
                   l2_clock=((1e-2, 0.0, 40), (1e-2, 1e-2, 40), (1e-2, 6e-2, 40), (1e-2, 0.0, 120),
-                            (1e-2, 0.1, 120), (1e-2, 6e-2, 120), (1e-2, 2e-2, 120))),
+                            (1e-2, 0.1, 120), (1e-2, 6e-2, 120), (1e-2, 2e-2, 120)),
+                  # T_adapt = 15.6 (adaptive_clock's equal-clock pair) at rates 1e-2 ... 1e-3
+                  clock_ladder=((1e-2, 40), (5e-3, 80), (2.5e-3, 160), (1e-3, 400)),
+                  # T_SGD = 4.9e-3: b = 64 for 40 epochs (3,120 steps) and b = 128 for 160 (6,240 steps)
+                  tsgd_pair=((64, 40), (128, 160)),
+                  # fp32, the reference precision: these runs were trained on CPUs without bf16 units, where bf16
+                  # is an order of magnitude slower (benchmarks/README.md); the bf16 runs of the rungs that
+                  # adaptive_clock and batch_size hold are a paired precision check
+                  fixed_clock_precision="fp32"),
     "gpu": _PAPER_GRIDS,
     "paper": _PAPER_GRIDS,
 }
@@ -194,6 +216,14 @@ def _depth_arm(f: ForgettingScale, g: Grids, arch: str) -> dict:
     return _sgd(g, arch=arch, width=f.width if arch == "resnet9" else CIFAR_RESNET_WIDTH)
 
 
+def _fixed_precision(g: Grids, arms: list[dict]) -> list[dict]:
+    return arms if g.fixed_clock_precision is None else [a | {"precision": g.fixed_clock_precision} for a in arms]
+
+
+def _noise_seeds(f: ForgettingScale, g: Grids) -> tuple[int, ...]:
+    return g.noise_seeds
+
+
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("sgd_remembers", "low-learning-rate SGD across sigma_w", lambda f, g: [_sgd(g)], _main_grid),
     Experiment("optimizers", "SGD, momentum SGD, Adam, AdamW, Muon, SGD + L2", _optimizer_arms, _main_grid),
@@ -207,14 +237,20 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("depth", "ResNet-9 vs deeper CIFAR ResNets", lambda f, g: [_depth_arm(f, g, a) for a in g.depths],
                _quick_grid),
     Experiment("seed_noise", "low-learning-rate SGD over several seeds", lambda f, g: [_sgd(g)], _quick_grid,
-               lambda f, g: g.noise_seeds),
+               _noise_seeds),
     Experiment("adaptive_clock", "Adam, AdamW and Muon at (learning rate, epochs) pairs spanning T_adapt",
                lambda f, g: [_adaptive_arm(*a) for a in g.adaptive_clock], _quick_grid),
     Experiment("l2_clock", "SGD + L2 at (L2 strength, epochs) pairs spanning T_L2, with lambda = 0 controls",
                lambda f, g: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": e}
                              for lr, wd, e in g.l2_clock], _quick_grid),
     Experiment("seeds", "the headline and longest-clock arms over several seeds", _seed_arms, _quick_grid,
-               lambda f, g: g.noise_seeds),
+               _noise_seeds),
+    Experiment("clock_ladder", "Adam at one T_adapt reached by rates a decade apart",
+               lambda f, g: _fixed_precision(g, [{"optimizer": "adam", "lr": lr, "epochs": e}
+                                                 for lr, e in g.clock_ladder]), _quick_grid, _noise_seeds),
+    Experiment("tsgd_pair", "low-learning-rate SGD at two batch sizes of equal T_SGD",
+               lambda f, g: _fixed_precision(g, [_sgd(g, batch_size=b, epochs=e) for b, e in g.tsgd_pair]),
+               _quick_grid, _noise_seeds),
 )}
 
 

@@ -13,6 +13,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 INTERPOLATION_THRESHOLD = 0.995
+# A run "collapses" when, after it first fit the training set (tau_interp), its train accuracy falls below 90 %.
+# Fixed on 2026-12-05, after every Part I result but clock_ladder's and tsgd_pair's existed, when an audit found the
+# book's SGD + L2 clock arm (eta 0.01, lambda 0.1, 120 epochs) falling to 16-88 % and to chance after fitting.
+COLLAPSE_TRAIN_ACC = 0.90
 
 
 def spread_pp(acc_by_sigma: Mapping[float, float]) -> float:
@@ -51,6 +55,35 @@ def late_window_start(last_epoch: int) -> int:
     if last_epoch < 1:
         raise ValueError(f"a run needs at least one epoch, got {last_epoch}")
     return last_epoch // 2 + 1
+
+
+def fit_fraction(train_accs: Sequence[float], threshold: float = INTERPOLATION_THRESHOLD) -> float:
+    """The fraction of the second half's epochs, E/2 < t <= E (:func:`late_window_start`), whose train accuracy is at
+    least ``threshold``: 1 for a run that fits the training set and stays fit."""
+    last = len(train_accs) - 1
+    window = train_accs[late_window_start(last):]
+    return sum(a >= threshold for a in window) / len(window)
+
+
+def deepest_drop_pp(train_accs: Sequence[float], tau_interp: int | None) -> float:
+    """How far train accuracy fell after the run first fit the training set: 100 (TrainAcc(tau) - min_{t >= tau}
+    TrainAcc(t)) pp; 0 for a run that never fit it (it has no fit to lose)."""
+    if tau_interp is None:
+        return 0.0
+    return 100.0 * (train_accs[tau_interp] - min(train_accs[tau_interp:]))
+
+
+def peak_loss_after(train_losses: Sequence[float], tau_interp: int | None) -> float:
+    """The largest train loss at or after tau_interp (a spike: a loss far above ln(classes), chance, means the
+    run left its fit); nan for a run that never fit the training set."""
+    if tau_interp is None:
+        return math.nan
+    return max(float(v) for v in train_losses[tau_interp:])
+
+
+def collapsed(train_accs: Sequence[float], tau_interp: int | None, floor: float = COLLAPSE_TRAIN_ACC) -> bool:
+    """The run fit the training set (tau_interp) and later fell below ``floor`` train accuracy."""
+    return tau_interp is not None and min(train_accs[tau_interp:]) < floor
 
 
 def interpolation_epoch(train_accs: Sequence[float], threshold: float = INTERPOLATION_THRESHOLD) -> int | None:

@@ -13,7 +13,15 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fibook.forgetting.analysis import Arm, ClockPoint, direction_kept, mechanism, norm_ratio_curves
+from fibook.forgetting.analysis import (
+    Arm,
+    ClockPoint,
+    NoiseFloor,
+    direction_kept,
+    mechanism,
+    norm_ratio_curves,
+    spread_estimate,
+)
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.results import Record
 
@@ -138,11 +146,11 @@ def sigma_colors(sigmas) -> dict[float, np.ndarray]:
 
 def mechanism_points(ax, points: list[ClockPoint], x: list[float], filled: list[bool], hollow: str, xerr=None
                      ) -> None:
-    """Each point's spread (mean +- std) at ``x``, one marker and colour per mechanism, hollow where ``filled`` is
-    False; legend entries per mechanism (in order of appearance) and for ``hollow``."""
+    """Each point's spread (of seed-means, +- its standard error) at ``x``, one marker and colour per mechanism,
+    hollow where ``filled`` is False; legend entries per mechanism (in order of appearance) and for ``hollow``."""
     for i, p in enumerate(points):
         c = MECHANISM_COLORS[p.mechanism]
-        ax.errorbar([x[i]], [p.spread.mean], yerr=[p.spread.std], xerr=None if xerr is None else xerr[i],
+        ax.errorbar([x[i]], [p.spread.value], yerr=[p.spread.se], xerr=None if xerr is None else xerr[i],
                     fmt=MECHANISM_MARKERS[p.mechanism], color=c, markerfacecolor=c if filled[i] else "white",
                     markersize=7, capsize=2)
     for name in dict.fromkeys(p.mechanism for p in points):
@@ -152,7 +160,7 @@ def mechanism_points(ax, points: list[ClockPoint], x: list[float], filled: list[
 
 
 def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "below") -> None:
-    """Spread (mean +- std) against cos(W_t, W_0) at the largest sigma_w of the grid
+    """Spread (+- its standard error) against cos(W_t, W_0) at the largest sigma_w of the grid
     (:func:`fibook.forgetting.analysis.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
     hollow where the selected predictor does not interpolate; points without that cosine are skipped."""
     shown = [p for p in points if max(p.arm.sigmas) in direction_kept(p.arm)]
@@ -217,7 +225,7 @@ def learning_curves(record: Record, ax, legend: str | None = "below") -> None:
 
 def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | None = None,
                    anchors: bool = True, legend: str | None = "below") -> None:
-    """Spread (mean +- std) against ``clock`` read at the selected checkpoints, one marker per mechanism
+    """Spread (+- its standard error) against ``clock`` read at the selected checkpoints, one marker per mechanism
     (:data:`MECHANISM_MARKERS`; horizontal bars: the clock's range over the arm's runs), hollow where the arm is
     left out of the trend (:attr:`~fibook.forgetting.analysis.ClockPoint.left_out`); the least-squares
     non-increasing fit of the included arms' spreads on log clock (:func:`fibook.forgetting.metrics.decreasing_fit`),
@@ -228,7 +236,7 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     included = sorted((p for p in pts if p.included), key=lambda p: p.value)
     if len(included) >= 2:
         x = np.array([p.value for p in included])
-        ax.plot(x, decreasing_fit(np.log(x), [p.spread.mean for p in included]), "-", color="0.3", lw=1.5,
+        ax.plot(x, decreasing_fit(np.log(x), [p.spread.value for p in included]), "-", color="0.3", lw=1.5,
                 drawstyle="steps-post", label="non-increasing fit")
     if floor_pp is not None:
         ax.axhspan(0, floor_pp, color="0.85", label=f"noise floor ({floor_pp:.1f} pp)")
@@ -240,3 +248,27 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     ax.set_ylabel("spread over σ_w (pp)")
     ax.set_ylim(bottom=0)
     place_legend(ax, legend, ncol=3)
+
+
+def ladder_panel(rungs: list[Arm], noise: NoiseFloor | None, ax, margin_pp: float, others: list[Arm] = (),
+                 legend: str | None = "below") -> None:
+    """The fixed-clock ladder: each rung's spread of seed-means (+- its standard error) against its learning
+    rate, the equivalence band +-``margin_pp`` around the largest rate's spread (a flat ladder lies inside it),
+    and ``others`` (arms of the same rate and length trained elsewhere, e.g. at another precision) hollow."""
+    style = {"color": MECHANISM_COLORS["Adam"], "capsize": 3}
+    for arm_list, filled, label in ((rungs, True, "ladder"), (others, False, "same (η, epochs), other runs")):
+        arm_list = sorted(arm_list, key=lambda a: a.config.lr)
+        if not arm_list:
+            continue
+        est = [spread_estimate(a, noise) for a in arm_list]
+        ax.errorbar([a.config.lr for a in arm_list], [e.value for e in est], yerr=[e.se for e in est],
+                    fmt="^-" if filled else "^", markerfacecolor=None if filled else "white", label=label, **style)
+    if rungs:
+        top = spread_estimate(max(rungs, key=lambda a: a.config.lr), noise).value
+        ax.axhspan(max(top - margin_pp, 0), top + margin_pp, color="0.9",
+                   label=f"±{margin_pp:g} pp of the largest rate's spread")
+    ax.set_xscale("log")
+    ax.set_xlabel("Adam learning rate η (epochs × η fixed)")
+    ax.set_ylabel("spread over σ_w (pp)")
+    ax.set_ylim(bottom=0)
+    place_legend(ax, legend, ncol=2)
