@@ -65,9 +65,15 @@ class Estimate:
         if math.isnan(self.value):
             return "n/a"
         if not self.has_error_bar:
-            return f"{self.value:+.1f} (no error bar)"
+            return f"{signed(self.value)} (no error bar)"
         lo, hi = self.interval()
-        return f"{self.value:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+        return f"{signed(self.value)} [{signed(lo)}, {signed(hi)}]"
+
+
+def signed(x: float, digits: int = 1) -> str:
+    """``x`` with a sign and ``digits`` decimals, a value that rounds to zero printed ``+0.0`` (never ``-0.0``)."""
+    r = round(float(x), digits)
+    return f"{r + 0.0 if r != 0 else 0.0:+.{digits}f}"
 
 
 def differs(e: Estimate, level: float = CONFIDENCE) -> bool:

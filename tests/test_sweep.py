@@ -454,3 +454,29 @@ def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(
     longest_l2 = max(experiments.planned_clocks(c)[1]["T_L2"] for c in runs("l2_clock", scale))
     assert max(experiments.planned_clocks(c)[1]["T_L2"] for c in configs if c.optimizer == "sgd") == \
         pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", scale)[-1])[1]["T_L2"]))
+
+
+@pytest.mark.parametrize("scale", ["smoke", "book", "gpu"])
+def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the_noise_seeds(scale):
+    g = experiments.grids(scale)
+    configs = runs("clock_ladder", scale)
+    assert {c.optimizer for c in configs} == {"adam"} and {c.seed for c in configs} == set(g.noise_seeds)
+    assert {c.sigma_w for c in configs} == set(g.quick_sigma_w)
+    clocks = {(c.lr, c.epochs): experiments.planned_clocks(c)[1]["T_adapt"] for c in configs}
+    assert len(clocks) == len(g.clock_ladder) >= 2
+    assert max(clocks.values()) == pytest.approx(min(clocks.values()), rel=1e-9)  # one clock
+    if scale != "smoke":
+        assert max(lr for lr, _ in clocks) / min(lr for lr, _ in clocks) == pytest.approx(10)  # a decade of rates
+    expected = g.fixed_clock_precision or runs("adaptive_clock", scale)[0].precision
+    assert {c.precision for c in configs} == {expected}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "book", "gpu"])
+def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(scale):
+    configs = experiments.arm_configs("tsgd_pair", scale)
+    assert len(configs) == 2 and {c.optimizer for c in configs} == {"sgd"} and len({c.lr for c in configs}) == 1
+    (small_steps, small), (big_steps, big) = sorted(experiments.planned_clocks(c) for c in configs)
+    # equal up to the partial batch each epoch drops (45,000 images: 703 steps at b = 64, 2 x 351 at b = 128)
+    assert big["T_SGD"] == pytest.approx(small["T_SGD"], rel=5e-3)
+    assert big_steps == pytest.approx(2 * small_steps, rel=5e-3)
+    assert big["T_adapt"] == pytest.approx(2 * small["T_adapt"], rel=5e-3)

@@ -629,10 +629,10 @@ class Difference(stats.Estimate):
         if math.isnan(self.value):
             return "n/a (a spread is undefined)"
         if not self.has_error_bar:
-            return f"{self.value:+.1f} pp (no error bar)"
+            return f"{stats.signed(self.value)} pp (no error bar)"
         lo, hi = self.interval()
         how = f"paired over {self.seeds} seeds" if self.paired else "unpaired"
-        return f"{self.value:+.1f} pp, 95 % [{lo:+.1f}, {hi:+.1f}] ({how})"
+        return f"{stats.signed(self.value)} pp, 95 % [{stats.signed(lo)}, {stats.signed(hi)}] ({how})"
 
 
 def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None, weight: float = 1.0) -> Difference:
