@@ -495,6 +495,16 @@ def spread_of_means(matrix: np.ndarray) -> float:
     return float(means.max() - means.min())
 
 
+def started_arms(experiment: str, scale: str, show: Sequence[str], selection: str = "best") -> list[Arm]:
+    """The arms of ``experiment`` at ``scale`` with at least one seed finished on the experiment's whole sigma_w
+    grid (:func:`seed_matrix`), read by rule ``selection``: what a figure of a sweep under way can already show
+    (a verdict waits for :func:`finished_arms`)."""
+    exp, f, g = EXPERIMENTS[experiment], get_scale(scale).forgetting, grids(scale)
+    grid = list(exp.sigmas(f, g))
+    return [a for a in arms(load(experiment, scale), show, selection)
+            if a.sigmas == grid and seed_matrix(a)[0] and seed_matrix(a)[1] == grid]
+
+
 @dataclass(frozen=True)
 class NoiseFloor:
     """How large a spread is by chance at one scale, from the ``seed_noise`` experiment (one arm, several seeds)
@@ -613,7 +623,7 @@ def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
         return SpreadEstimate(b.value, b.se, len(seeds) - 1, seeds=len(seeds), low=b.low, high=b.high,
                               unstable=arm.unstable)
     std, df, _ = noise.borrowed(arm.unstable) if noise is not None else (math.nan, math.nan, 0)
-    return SpreadEstimate(arm.spread_pp, std, df, seeds=len(seeds), borrowed=True, unstable=arm.unstable)
+    return SpreadEstimate(spread_of_means(matrix), std, df, seeds=len(seeds), borrowed=True, unstable=arm.unstable)
 
 
 @dataclass(frozen=True)

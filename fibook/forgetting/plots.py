@@ -256,7 +256,7 @@ def ladder_panel(rungs: list[Arm], noise: NoiseFloor | None, ax, margin_pp: floa
     rate, the equivalence band +-``margin_pp`` around the largest rate's spread (a flat ladder lies inside it),
     and ``others`` (arms of the same rate and length trained elsewhere, e.g. at another precision) hollow."""
     style = {"color": MECHANISM_COLORS["Adam"], "capsize": 3}
-    for arm_list, filled, label in ((rungs, True, "ladder"), (others, False, "same (η, epochs), other runs")):
+    for arm_list, filled, label in ((rungs, True, "ladder"), (others, False, "same (η, epochs), another experiment")):
         arm_list = sorted(arm_list, key=lambda a: a.config.lr)
         if not arm_list:
             continue
