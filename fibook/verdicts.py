@@ -247,20 +247,22 @@ def family_wise_line(records: Sequence[Mapping]) -> str:
     if not found:
         return ""
     levels = sorted({r["thresholds"]["CONFIDENCE"] for r in found})
-    worst = min(levels)
+    level = f"the {100 * (1 - levels[0]):g} % level" if len(levels) == 1 else \
+        f"levels of {100 * (1 - levels[-1]):g} to {100 * (1 - levels[0]):g} %"
     bound = sum(family_wise_error(1, r["thresholds"]["CONFIDENCE"]) for r in found)
-    return (f"{len(found)} decided by tests at the {100 * (1 - worst):g} % level each, uncorrected: the chance that "
+    return (f"{len(found)} decided by tests at {level} each, uncorrected: the chance that "
             f"at least one of them reports an effect that is not there is at most {100 * min(1.0, bound):.0f} % "
             "(Bonferroni)")
 
 
 def markdown_table(table: Sequence[Mapping[str, object]]) -> str:
-    """Rows of equal keys as a Markdown table (the keys of the first row are the header)."""
+    """Rows of equal keys as a Markdown table (the keys of the first row are the header); a pipe in a header or a
+    cell is escaped, so it cannot end the cell."""
     def cell(value: object) -> str:
         return str(value).replace("|", "\\|").replace("\n", " ")
 
     header = list(table[0])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(cell(k) for k in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(r[k]) for k in header) + " |" for r in table]
     return "\n".join(lines)
 

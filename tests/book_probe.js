@@ -131,9 +131,32 @@ function overflows(article) {
     const style = getComputedStyle(e);
     // inline boxes (inline math) are not scroll boxes: their scrollWidth counts italic overhang
     const scrolls = !style.display.startsWith('inline') && ['auto', 'scroll', 'hidden'].includes(style.overflowX);
-    if ((scrolls && e.scrollWidth > e.clientWidth + 1) || r.right > edge + 1) found.push(e);
+    // a table or a display equation wider than the column scrolls in its own box, by design (fibook.css)
+    const ownBox = e.matches('table, mjx-container[display="true"]') && style.overflowX === 'auto';
+    if ((scrolls && !ownBox && e.scrollWidth > e.clientWidth + 1) || r.right > edge + 1) found.push(e);
   }
   return found.map(describe).slice(0, 12);
+}
+
+// Words and numbers of a table cell split across lines: each run of non-space characters, cut at hyphens and
+// dashes (where a line may break), must lie on one line. Math is skipped (MathJax lays it out itself).
+function splitWords(article) {
+  const d = article.ownerDocument;
+  const found = [];
+  for (const cell of article.querySelectorAll('table td, table th')) {
+    const walker = d.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('mjx-container, mjx-assistive-mml')) continue;
+      for (const m of node.textContent.matchAll(/[^\s\-\u2010-\u2014]+/g)) {
+        const range = d.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) found.push(m[0]);
+      }
+    }
+  }
+  return found.slice(0, 12);
 }
 
 // Kernel-only explorers (ipywidgets interact): in the static page every control must be disabled and the box
@@ -186,6 +209,8 @@ async function inspect(page) {
     live: await liveControls(d),
     figures: article ? await figures(article) : [],
     overflows: article ? overflows(article) : [],
+    split_words: article ? splitWords(article) : [],
+    raw_tables: (text.match(/^[ \t]*\|.*\|[ \t]*$/gm) || []).slice(0, 5),
     article_width: article ? Math.round(article.getBoundingClientRect().width) : 0,
   };
 }

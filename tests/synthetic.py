@@ -1,18 +1,27 @@
-"""Synthetic Part I records with known answers, for the analysis and verdict tests, and random data of a dataset's
-shape for the trainer's tests."""
+"""Synthetic Part I records with known answers, for the analysis and verdict tests; independent reference
+computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles from
+scipy); and random data of a dataset's shape for the trainer's tests."""
 
+import itertools
+
+import numpy as np
 import torch
+from scipy import stats as scipy_stats
 
 from fibook.data import DatasetSplits, Split
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.train import Summary, TrainConfig
 from fibook.results import Record
 
+COLLAPSED_LOSS = 5.0  # the train loss of a run at the epoch it fell out of its fit (far above ln 10)
+
 
 def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, status="ok", final_acc=None,
-        experiment="x", **config):
+        experiment="x", collapse_to=None, **config):
     """A finished run at ``sigma``/``seed`` with selected test accuracy ``acc``, interpolation epoch ``tau``,
-    initial weight norm 10 sigma and final norm ``final_norm``; ``config`` overrides other config fields."""
+    initial weight norm 10 sigma and final norm ``final_norm``; ``config`` overrides other config fields. Train
+    accuracy is 0.9 before ``tau`` and 1 from it on (train loss 0.3 and 0.01); with ``collapse_to`` the last
+    epoch's train accuracy falls to that value (train loss :data:`COLLAPSED_LOSS` there)."""
     init = 10.0 * sigma
     c = TrainConfig(optimizer=optimizer, lr=lr, weight_decay=wd, sigma_w=sigma, seed=seed, **({"epochs": 3} | config))
     final_acc = acc if final_acc is None else final_acc
@@ -23,8 +32,11 @@ def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, sta
     e = c.epochs
     # epoch 1 has the lowest validation loss; the training set is fitted from tau on; clocks grow linearly
     train = [0.1] + [1.0 if tau is not None and t >= tau else 0.9 for t in range(1, e + 1)]
+    loss = [2.3] + [0.01 if a == 1.0 else 0.3 for a in train[1:]]
+    if collapse_to is not None:
+        train[-1], loss[-1] = collapse_to, COLLAPSED_LOSS
     history = {"epoch": list(range(e + 1)), "val_loss": [2.3, 0.3] + [0.5 + 0.01 * t for t in range(2, e + 1)],
-               "test_acc": [0.1, acc] + [final_acc] * (e - 1), "train_acc": train,
+               "test_acc": [0.1, acc] + [final_acc] * (e - 1), "train_acc": train, "train_loss": loss,
                "weight_norm": [init] + [init * 1.1] * (e - 1) + [final_norm],
                **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
     return Record(id=run_id(c), experiment=experiment, scale="smoke", status=status, config=c, summary=summary,
@@ -41,6 +53,26 @@ def grid_records(spread_pp, sigmas, seeds, epochs, tau=1, **kw):
             drop = (spread_pp + 0.3 * seed) * i / (len(sigmas) - 1) / 100
             out.append(rec(s, seed, 0.9 - drop, tau, 10.0 * s**0.9, epochs=epochs, **kw))
     return out
+
+
+def t975(df):
+    """The 0.975 quantile of Student's t on ``df`` degrees of freedom (scipy): a two-sided 95 % half-width in
+    standard errors."""
+    return float(scipy_stats.t.ppf(0.975, df))
+
+
+def t95(df):
+    """The 0.95 quantile of Student's t on ``df`` degrees of freedom (scipy): one one-sided test at 5 %."""
+    return float(scipy_stats.t.ppf(0.95, df))
+
+
+def enumerated_bootstrap(values, statistic=np.mean):
+    """The standard deviation of ``statistic`` over every one of the n**n resamples (with replacement) of the n
+    ``values`` (rows of an array), each enumerated here with itertools: the exact bootstrap standard error."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    draws = [statistic(values[list(idx)]) for idx in itertools.product(range(n), repeat=n)]
+    return float(np.std(draws))
 
 
 def random_splits(channels=3, size=32, classes=2, n=8, seed=0):

@@ -185,6 +185,17 @@ def test_nothing_in_the_article_is_cut_off_on_the_right(rendered, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_no_word_or_number_in_a_table_is_split_across_lines(rendered, page):
+    assert rendered[page]["split_words"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_markdown_table_rendered(rendered, page):
+    """A pipe table whose markup broke (an unescaped pipe in a cell) shows as lines of pipes in the prose."""
+    assert rendered[page]["raw_tables"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_every_figure_is_shown_at_its_size_and_legible(rendered, page):
     """Each image came through fibook.style.figure_png, is shown at min(1, column / natural width) of its size
     (the column being fibook.style.ARTICLE_PX), its smallest text as shown is at least MIN_FONT_PX, and it has

@@ -50,7 +50,7 @@ def test_l2_arm_uses_the_l2_clock_and_diverged_sigma_leaves_the_spread():
     records = [rec(0.1, 0, 0.9, 1, 1.0, wd=0.06), rec(2.5, 0, 0.5, None, 2.0, wd=0.06),
                rec(1.0, 0, 0.1, None, 1e9, wd=0.06, status="diverged")]
     (arm,) = analysis.arms(records)
-    assert arm.label == "SGD + L2 (η = 0.01, λ = 0.06)"
+    assert arm.label == "SGD + L2 (η = 0.01, λ = 0.06) [unstable]"  # a run diverged
     assert arm.run_clock() == ("T_L2", pytest.approx(0.3))
     assert arm.diverged == [False, True, False]
     assert arm.spread_pp == pytest.approx(40.0)
@@ -74,24 +74,58 @@ def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
         analysis.load_arms("optimizers", "gpu")
 
 
-def test_momentum_sgd_is_timed_with_its_raw_step_and_left_out_of_the_t_sgd_trend():
+def test_momentum_sgds_t_sgd_is_read_at_its_effective_step_and_counts_in_the_t_sgd_trend():
     records = [rec(0.1, 0, 0.9, 1, 1.0, optimizer="msgd"), rec(2.5, 0, 0.9, 1, 2.0, optimizer="msgd")]
     (arm,) = analysis.arms(records)
-    key, value = arm.run_clock()
-    assert key == "T_SGD" and value == pytest.approx(1e-3)  # sum eta^2 / b as recorded, eta = 0.01 the raw step
-    assert analysis.summary_rows([arm])[0]["clock at the selected checkpoints (whole run)"].endswith(
-        "(raw η; effective step η/(1−μ) = 0.1)")
+    mu = 0.9  # momentum SGD's default heavy-ball momentum
+    assert analysis.heavy_ball_momentum(arm.config) == mu
+    assert arm.run_clock("raw") == ("T_SGD", pytest.approx(1e-3))  # sum eta^2 / b as recorded at the raw eta
+    assert arm.run_clock() == ("T_SGD", pytest.approx(1e-3 / (1 - mu) ** 2))  # = 0.1: at eta / (1 - mu)
+    assert arm.clock() == ("T_SGD", pytest.approx(1e-3 / 3 / (1 - mu) ** 2))  # at the selected epoch 1 of 3
+    assert arm.clock("raw") == ("T_SGD", pytest.approx(1e-3 / 3))
+    assert analysis.summary_rows([arm])[0]["clock at the selected checkpoints (whole run)"] == (
+        f"T_SGD = {1e-3 / 3 / 0.01:.3g} ({0.1:.3g}) (at the effective step η/(1−μ) = 0.1; at the raw η "
+        f"{1e-3 / 3:.3g})")
     point = analysis.clock_point("optimizers", arm, None)
-    assert arm.interpolates_at_selection and not point.included
-    assert point.left_out == "momentum SGD: not a mechanism T_SGD is defined for"
+    assert point.momentum == "effective" and point.included and point.left_out is None
+    assert point.value == pytest.approx(1e-3 / 3 / 0.01) and point.run_value == pytest.approx(0.1)
+    raw = analysis.clock_point("optimizers", arm, None, momentum="raw")  # the reading before 2026-12-05
+    assert raw.value == pytest.approx(1e-3 / 3) and not raw.included
+    assert raw.left_out == "momentum SGD: not a mechanism T_SGD is defined for"
     (sgd,) = analysis.arms([dataclasses.replace(r, config=dataclasses.replace(r.config, optimizer="sgd"))
                             for r in records])
-    sgd_point = analysis.clock_point("optimizers", sgd, None)
-    assert sgd_point.included and sgd_point.left_out is None and sgd_point.value == point.value
+    for reading in ("effective", "raw"):  # plain SGD has no momentum: both readings are its recorded T_SGD
+        sgd_point = analysis.clock_point("optimizers", sgd, None, momentum=reading)
+        assert sgd_point.included and sgd_point.value == pytest.approx(raw.value)
     assert analysis.effective_lr(records[0].config) == pytest.approx(0.01 / (1 - 0.9))
     with_option = dataclasses.replace(records[0].config, options={"momentum": 0.5})
     assert analysis.effective_lr(with_option) == pytest.approx(0.02)
     assert analysis.effective_lr(dataclasses.replace(records[0].config, optimizer="adam")) == 0.01  # no heavy ball
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5, 0.9, 0.99])
+def test_the_effective_reading_divides_momentum_sgds_t_sgd_by_one_minus_mu_squared_and_nothing_else(mu):
+    clocks = {"T_SGD": 2e-3, "T_L2": 0.7, "T_adapt": 3.0}
+    msgd = TrainConfig(optimizer="msgd", lr=0.01, options={"momentum": mu})
+    assert analysis.forgetting_clock(msgd, clocks) == ("T_SGD", pytest.approx(2e-3 / (1 - mu) ** 2, rel=1e-12))
+    assert analysis.forgetting_clock(msgd, clocks, "raw") == ("T_SGD", 2e-3)
+    for config, key in ((TrainConfig(optimizer="sgd", lr=0.01), "T_SGD"),
+                        (TrainConfig(optimizer="sgd", lr=0.01, weight_decay=0.1), "T_L2"),
+                        (TrainConfig(optimizer="adam", lr=1e-3), "T_adapt")):
+        assert analysis.forgetting_clock(config, clocks) == analysis.forgetting_clock(config, clocks, "raw") == (
+            key, clocks[key])
+
+
+def test_an_unknown_momentum_reading_is_refused_with_the_allowed_names():
+    with pytest.raises(ValueError, match="unknown momentum reading 'nominal'; choose one of: effective, raw"):
+        analysis.forgetting_clock(TrainConfig(optimizer="msgd"), {"T_SGD": 1.0}, "nominal")
+
+
+def test_the_clock_mechanisms_count_momentum_sgd_on_t_sgd_and_the_raw_reading_does_not():
+    assert "momentum SGD" in analysis.CLOCK_MECHANISMS["T_SGD"]
+    assert analysis.RAW_CLOCK_MECHANISMS["T_SGD"] == ("SGD",)
+    assert {k: v for k, v in analysis.RAW_CLOCK_MECHANISMS.items() if k != "T_SGD"} == \
+        {k: v for k, v in analysis.CLOCK_MECHANISMS.items() if k != "T_SGD"}
 
 
 def test_an_unknown_optimizer_is_refused_not_given_a_default_clock():
@@ -169,7 +203,7 @@ def test_the_collapse_pools_every_experiments_runs_of_an_arm_on_the_quick_grid(t
     assert sorted({r.config.seed for r in point.arm.records}) == [0, 1] and not point.spread.borrowed
     assert analysis.baseline_arm([point], "smoke") is point.arm
     (row,) = analysis.selection_rows("seed_noise", "smoke")
-    assert set(row) == {"arm", *(f"{s}: {k}" for s in analysis.SELECTIONS
+    assert set(row) == {"arm", *(f"{s}: {k}" for s in ("best", "late")
                                  for k in ("spread (pp)", "epochs", "interpolating"))}
 
 
@@ -202,7 +236,7 @@ def test_direction_kept_reads_the_cosine_at_the_selected_checkpoint_of_the_runs_
     assert kept[0.1] == (pytest.approx(0.4), 2) and kept[2.5] == (pytest.approx(0.99), 1)
 
     point = analysis.clock_point("x", arm, None)
-    assert analysis.spread_and_direction([point]) == [(pytest.approx(0.99), pytest.approx(point.spread.mean))]
+    assert analysis.spread_and_direction([point]) == [(pytest.approx(0.99), pytest.approx(point.spread.value))]
     (no_direction,) = analysis.arms([records[0], records[1], records[4]], selection="best")
     assert analysis.spread_and_direction([analysis.clock_point("x", no_direction, None)]) == []  # largest: 0.5
     unfitted = [with_cosines(rec(s, 0, 0.9, None, 1.0), [1.0, 0.5, 0.5, 0.5]) for s in (0.1, 2.5)]
@@ -210,13 +244,16 @@ def test_direction_kept_reads_the_cosine_at_the_selected_checkpoint_of_the_runs_
     assert analysis.spread_and_direction([analysis.clock_point("x", unfitted, None)]) == []  # does not interpolate
 
 
+def store(name, c, acc, tau, collapse=False):
+    """A finished run of grid config ``c`` of experiment ``name`` in the results store (its history as long as
+    ``c``'s epochs), falling to 50 % train accuracy at its last epoch with ``collapse``."""
+    r = rec(c.sigma_w, c.seed, acc, tau, 1.0, epochs=c.epochs, collapse_to=0.5 if collapse else None)
+    results.append_record(results.results_path(name, "smoke"),
+                          dataclasses.replace(r, config=c, id=run_id(c), experiment=name))
+
+
 def test_the_borrowed_seed_std_pools_only_arms_whose_selected_predictors_interpolate(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
-
-    def store(name, c, acc, tau):
-        r = dataclasses.replace(rec(c.sigma_w, c.seed, acc, tau, 1.0), config=c, id=run_id(c), experiment=name)
-        results.append_record(results.results_path(name, "smoke"), r)
-
     for c in runs("seed_noise", "smoke"):  # SGD: spreads 1 and 3 pp over seeds 0 and 1, every run fits
         store("seed_noise", c, 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5), 1)
     other = [c for c in runs("seeds", "smoke") if c.optimizer == "adam"]
@@ -224,6 +261,32 @@ def test_the_borrowed_seed_std_pools_only_arms_whose_selected_predictors_interpo
         store("seeds", c, 0.8 - 0.1 * c.seed * (c.sigma_w > 0.5), None)
     noise = analysis.noise_floor("smoke", "late")
     assert noise.spread_arms == 1 and noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))
+    assert noise.spread_df == 1  # two seeds of one arm
+    assert math.isnan(noise.unstable_spread_std_pp) and noise.unstable_spread_arms == 0  # no unstable arm
+
+
+def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for c in runs("seed_noise", "smoke"):  # SGD, stable: spreads 1 and 3 pp
+        store("seed_noise", c, 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5), 1)
+    for c in (c for c in runs("seeds", "smoke") if c.optimizer == "adam"):  # Adam: 0 and 4 pp, every run collapses
+        store("seeds", c, 0.8 - 0.04 * c.seed * (c.sigma_w > 0.5), 1, collapse=True)
+    noise = analysis.noise_floor("smoke", "best")  # the best checkpoint (epoch 1) of every run fits
+    assert (noise.spread_arms, noise.spread_df) == (1, 1)
+    assert noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))
+    assert (noise.unstable_spread_arms, noise.unstable_spread_df) == (1, 1)
+    assert noise.unstable_spread_std_pp == pytest.approx(np.std([0.0, 4.0], ddof=1))
+    (stable_one,) = analysis.arms([rec(s, 0, 0.9 - 0.05 * (s > 1), 1, 1.0) for s in (0.1, 2.5)])
+    (unstable_one,) = analysis.arms([rec(s, 0, 0.9 - 0.05 * (s > 1), 1, 1.0, collapse_to=0.5) for s in (0.1, 2.5)])
+    assert analysis.spread_estimate(stable_one, noise).se == pytest.approx(noise.spread_std_pp)
+    assert analysis.spread_estimate(unstable_one, noise).se == pytest.approx(noise.unstable_spread_std_pp)
+    rows = {r["arm"]: r for r in analysis.reading_rows("smoke")}
+    assert rows["Adam (η = 0.001, b = 128, 2 epochs) [unstable]"]["stable"] == "no"
+    sgd = rows["SGD (η = 0.05, b = 128, 2 epochs)"]
+    assert sgd["stable"] == "yes" and sgd["seeds"] == 2
+    assert set(sgd) == {"arm", "seeds", "best: spread (pp)", "late: spread (pp)", "last: spread (pp)",
+                        f"last {analysis.LAST_EPOCHS} epochs: spread (pp)", "stable"}
+    assert sgd["best: spread (pp)"] == "2.0"  # the seed-means: 1 and 3 pp average to 2
 
 
 def test_the_direction_figures_share_each_mechanisms_colour_and_marker():
@@ -250,8 +313,82 @@ def test_the_direction_figures_share_each_mechanisms_colour_and_marker():
                                                                                   tuple(adam)]
     assert [ln.get_marker() for ln in lines] == ["^", "p", "^"]
     assert [ln.get_linestyle() for ln in lines] == ["-", "-", "--"]  # the second Adam arm: a style of its own
-    # momentum SGD does not count on T_SGD, but its direction and spread are read like any fitted arm's
-    point = analysis.clock_point("x", arms[1], None)
+    # read at its raw step momentum SGD does not count on T_SGD, but its direction and spread are read like any
+    # fitted arm's
+    point = analysis.clock_point("x", arms[1], None, momentum="raw")
     assert not point.included and analysis.spread_and_direction([point]) == [(pytest.approx(0.5),
-                                                                              pytest.approx(point.spread.mean))]
+                                                                              pytest.approx(point.spread.value))]
     plt.close(fig)
+
+
+def test_a_runs_stability_reads_its_fit_drop_loss_and_collapse():
+    fit = analysis.stability(rec(1.0, 0, 0.9, 1, 1.0, epochs=4))
+    assert (fit.fit_fraction, fit.drop_pp, fit.peak_loss, fit.collapsed, fit.diverged) == (1.0, 0.0, 0.01, False,
+                                                                                            False)
+    assert not fit.unstable
+    fell = analysis.stability(rec(1.0, 0, 0.9, 1, 1.0, epochs=4, collapse_to=0.3))
+    # epochs 3 and 4 are the second half; the fit was lost at epoch 4
+    assert (fell.fit_fraction, fell.drop_pp, fell.peak_loss, fell.collapsed) == (0.5, pytest.approx(70.0), 5.0, True)
+    assert fell.unstable
+    never = analysis.stability(rec(1.0, 0, 0.9, None, 1.0, epochs=4))
+    assert (never.fit_fraction, never.drop_pp, never.collapsed) == (0.0, 0.0, False) and math.isnan(never.peak_loss)
+    diverged = analysis.stability(rec(1.0, 0, 0.9, None, 1.0, status="diverged"))
+    assert diverged.diverged and diverged.unstable and not diverged.collapsed
+
+
+@pytest.mark.parametrize(("low", "unstable"), [(0.9 - 1e-9, True), (0.9, False)])
+def test_an_arm_is_labelled_unstable_when_one_run_falls_below_the_collapse_floor_after_fitting(low, unstable):
+    records = [rec(0.1, 0, 0.9, 1, 1.0), rec(2.5, 0, 0.8, 1, 1.0), rec(0.1, 1, 0.9, 1, 1.0),
+               rec(2.5, 1, 0.8, 1, 1.0, collapse_to=low)]  # one run of four
+    (arm,) = analysis.arms(records)
+    assert arm.unstable is unstable and [s.collapsed for s in arm.stability] == [False, False, False, unstable]
+    assert arm.label == "SGD (η = 0.01)" + analysis.UNSTABLE * unstable
+    assert analysis.UNSTABLE == " [unstable]"
+    assert analysis.summary_rows([arm])[0]["arm"] == arm.label  # every table shows the mark
+
+
+def test_the_stability_table_shows_each_arms_worst_run():
+    records = [rec(0.1, 0, 0.9, 1, 1.0, epochs=4), rec(2.5, 0, 0.8, 1, 1.0, epochs=4, collapse_to=0.6),
+               rec(1.0, 0, 0.1, None, 1.0, epochs=4, status="diverged")]
+    (arm,) = analysis.arms(records)
+    (row,) = analysis.stability_rows([arm])
+    assert row == {"arm": "SGD (η = 0.01) [unstable]", "runs": 3, "second-half epochs fitting (worst run)": "0 %",
+                   "deepest drop after fitting (pp)": "40.0", "largest train loss after fitting": "5",
+                   "collapsed / diverged runs": "1 / 1"}
+
+
+def test_the_radial_memory_interval_is_the_least_squares_slope_on_log_axes():
+    from scipy.stats import linregress
+
+    sigmas, norms = [0.1, 0.3, 1.0, 2.5], [1.0, 2.2, 9.0, 17.0]
+    (arm,) = analysis.arms([rec(s, 0, 0.9, 1, n) for s, n in zip(sigmas, norms, strict=True)])
+    fit = linregress(np.log(sigmas), np.log(norms))
+    e = arm.radial_memory_estimate()
+    assert (e.value, e.se, e.df) == (pytest.approx(fit.slope), pytest.approx(fit.stderr), 2)
+    assert e.value == pytest.approx(arm.radial_memory)
+    (two,) = analysis.arms([rec(s, 0, 0.9, 1, n) for s, n in ((0.1, 1.0), (2.5, 17.0))])
+    assert not two.radial_memory_estimate().has_error_bar  # two sigma_w: a slope without an interval
+    with_diverged = [rec(s, 0, 0.9, 1, n) for s, n in zip(sigmas, norms, strict=True)]
+    with_diverged[-1] = rec(2.5, 0, 0.1, None, 1e9, status="diverged")
+    (three,) = analysis.arms(with_diverged)
+    left = linregress(np.log(sigmas[:3]), np.log(norms[:3]))
+    assert three.radial_memory_estimate().value == pytest.approx(left.slope)  # the diverged sigma_w is left out
+    assert three.radial_memory_estimate().df == 1
+    (alone,) = analysis.arms([rec(0.1, 0, 0.9, 1, 1.0), rec(2.5, 0, 0.1, None, 1e9, status="diverged")])
+    assert math.isnan(alone.radial_memory_estimate().value)
+
+
+def test_the_last_epochs_spread_is_over_the_seed_mean_of_the_last_five_epochs():
+    records = [rec(0.1, seed, 0.9, 1, 1.0, epochs=8, final_acc=0.9) for seed in (0, 1)]
+    records += [rec(2.5, 0, 0.9, 1, 1.0, epochs=8, final_acc=0.8), rec(2.5, 1, 0.9, 1, 1.0, epochs=8, final_acc=0.7)]
+    (arm,) = analysis.arms(records)
+    # epochs 4..8 all read the final accuracy: seed-means 90 % and 75 %
+    assert arm.last_epochs_spread_pp == pytest.approx(15.0) and arm.spread_pp == pytest.approx(0.0)
+
+
+def test_a_run_that_diverged_in_its_first_epoch_is_an_unstable_arm_not_an_error():
+    r = rec(2.5, 0, 0.1, None, 1e9, status="diverged")
+    first = dataclasses.replace(r, history={k: v[:1] for k, v in r.history.items()}, diverged_epoch=1,
+                                summary=dataclasses.replace(r.summary, selected_epoch=None, tau_interp=None))
+    (arm,) = analysis.arms([rec(0.1, 0, 0.9, 1, 1.0), first])
+    assert arm.unstable and arm.diverged == [False, True]

@@ -64,3 +64,42 @@ def test_rank_correlation_matches_the_rank_difference_formula():
     assert metrics.rank_correlation([1, 1, 1], [3, 4, 5]) is None
     with pytest.raises(ValueError, match="equal length"):
         metrics.rank_correlation([1, 2, 3], [1, 2])
+
+
+def test_fit_fraction_counts_the_second_half_epochs_at_or_above_the_threshold():
+    # E = 4: the second half is epochs 3 and 4
+    assert metrics.fit_fraction([0.1, 0.2, 0.3, 0.995, 0.994999]) == pytest.approx(0.5)  # 99.5 % counts, just below not
+    assert metrics.fit_fraction([0.1, 1.0, 1.0, 0.5, 0.6]) == 0.0  # a fit in the first half does not count
+    assert metrics.fit_fraction([0.1, 0.2, 0.3, 1.0, 1.0]) == 1.0
+    # E = 5: epochs 3, 4, 5 (floor(5 / 2) + 1 = 3)
+    assert metrics.fit_fraction([0.1, 0.2, 1.0, 1.0, 0.3, 1.0]) == pytest.approx(2 / 3)
+    assert metrics.fit_fraction([0.1, 0.8, 0.85], threshold=0.85) == 1.0  # epoch 2 alone, at the threshold given
+
+
+def test_the_deepest_drop_is_measured_from_the_fit_onwards_and_is_zero_without_one():
+    accs = [0.1, 0.5, 1.0, 0.93, 0.97, 0.62, 0.99]
+    assert metrics.deepest_drop_pp(accs, 2) == pytest.approx(100 * (1.0 - 0.62))
+    assert metrics.deepest_drop_pp(accs, 6) == pytest.approx(0.0)  # nothing after the last epoch
+    assert metrics.deepest_drop_pp([0.1, 0.05, 0.995, 1.0], 2) == pytest.approx(0.0)  # a fall before tau is no drop
+    assert metrics.deepest_drop_pp(accs, None) == 0.0
+
+
+def test_the_peak_loss_after_the_fit_ignores_the_loss_before_it_and_is_nan_without_a_fit():
+    losses = [2.3, 9.0, 0.02, 0.5, 7.5, 0.01]
+    assert metrics.peak_loss_after(losses, 2) == 7.5  # the 9.0 before the fit does not count
+    assert metrics.peak_loss_after(losses, 5) == 0.01
+    assert math.isnan(metrics.peak_loss_after(losses, None))
+
+
+@pytest.mark.parametrize(("low", "collapsed"), [(metrics.COLLAPSE_TRAIN_ACC - 1e-9, True),
+                                                (metrics.COLLAPSE_TRAIN_ACC, False),
+                                                (metrics.COLLAPSE_TRAIN_ACC + 1e-9, False)])
+def test_a_run_collapses_when_it_falls_below_the_floor_after_fitting(low, collapsed):
+    assert metrics.COLLAPSE_TRAIN_ACC == 0.90
+    assert metrics.collapsed([0.1, 1.0, low, 1.0], 1) is collapsed
+
+
+def test_only_a_fall_after_fitting_is_a_collapse():
+    assert not metrics.collapsed([0.1, 0.3, 0.995, 0.95], 2)  # 30 % before the fit
+    assert not metrics.collapsed([0.1, 0.3, 0.5], None)  # never fit: nothing to lose
+    assert metrics.collapsed([0.1, 1.0, 0.95, 0.97], 1, floor=0.96)  # a floor of one's own

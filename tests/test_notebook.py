@@ -15,6 +15,8 @@ from fibook.notebook import Claim, claims_markdown_rows, frames_explorer, markdo
 def test_markdown_table_escapes_pipes_and_newlines():
     text = markdown_table([{"a": "x|y", "b": "two\nlines"}, {"a": 1, "b": 2.5}])
     assert text.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | two lines |", "| 1 | 2.5 |"]
+    header = markdown_table([{"max |·|": 1}]).splitlines()[0]
+    assert header == "| max \\|·\\| |"  # a pipe in a header would split it into cells (and unmake the table)
 
 
 def test_claim_rows_have_the_four_columns():

@@ -6,7 +6,17 @@ import sys
 
 import pytest
 
-from fibook.verdicts import Claim, changed, counts, read_verdicts, rule, verdict_class, write_chapter
+from fibook import verdicts
+from fibook.verdicts import (
+    Claim,
+    changed,
+    counts,
+    family_wise_line,
+    read_verdicts,
+    rule,
+    verdict_class,
+    write_chapter,
+)
 
 LIMIT = 2.0
 
@@ -38,6 +48,12 @@ def test_a_rule_given_as_a_function_records_its_name_and_threshold_values():
     c = Claim("c", "p", "o", above_limit(2.5), rule=above_limit)
     assert c.rule == f"{__name__}.above_limit" and c.thresholds == {"LIMIT": 2.0}
     assert c.verdict == "yes" and Claim("c", "p", "o", above_limit(1.5), rule=above_limit).verdict == "no"
+
+
+def test_a_rule_keeps_when_it_was_fixed():
+    assert above_limit.fixed == ""
+    dated = rule("LIMIT", fixed="2026-12-05, before any run")(lambda x: "yes")
+    assert dated.fixed == "2026-12-05, before any run" and dated.thresholds == ("LIMIT",)
 
 
 def test_a_rule_that_names_a_missing_threshold_is_refused():
@@ -148,6 +164,40 @@ def test_changed_compares_the_text_of_own_consistent_and_na_rows(tmp_path):
 def test_counts_follow_the_order_of_the_classes():
     recs = [{"verdict": v} for v in ("no", "yes", "no", "not tested")]
     assert list(counts(recs).items()) == [("yes", 1), ("no", 2), ("not tested", 1)]
+
+
+def record(verdict, thresholds):
+    return {"verdict": verdict_class(verdict), "agrees": verdict, "thresholds": thresholds}
+
+
+TESTED_AT = {"CONFIDENCE": 0.95, "EQUIVALENCE_PP": 2.0}
+
+
+def test_tested_rows_are_those_a_significance_test_decided():
+    recs = [record("yes", TESTED_AT), record("no", TESTED_AT), record("not resolved: within noise", TESTED_AT),
+            record("not tested yet", TESTED_AT), record("not tested: no error bar", TESTED_AT),
+            record("n/a (not in the paper)", TESTED_AT),
+            record("yes", {"LIMIT": 2.0}), record("consistent (inferred)", {})]  # no test: a threshold alone
+    assert verdicts.tested(recs) == recs[:3]  # "not resolved" ran a test; "not tested" and "n/a" did not
+    assert verdicts.tested([]) == [] and verdicts.tested(recs[3:]) == []
+
+
+@pytest.mark.parametrize(("k", "bound"), [(1, 5), (3, 15), (19, 95), (20, 100), (25, 100)])
+def test_the_family_wise_line_bounds_the_chance_of_a_false_effect_by_k_times_alpha(k, bound):
+    recs = [record("yes", TESTED_AT)] * k + [record("not tested yet", TESTED_AT), record("yes", {"LIMIT": 2.0})]
+    line = family_wise_line(recs)
+    assert line.startswith(f"{k} decided by tests at the 5 % level each, uncorrected")
+    assert line.endswith(f"is at most {bound} % (Bonferroni)")
+    assert bound == round(100 * min(1.0, k * 0.05))
+
+
+def test_the_family_wise_line_reads_each_rows_own_level_and_is_empty_without_a_test():
+    recs = [record("yes", {"CONFIDENCE": 0.99}), record("no", {"CONFIDENCE": 0.9})]
+    assert family_wise_line(recs) == ("2 decided by tests at levels of 1 to 10 % each, uncorrected: the chance that "
+                                      "at least one of them reports an effect that is not there is at most 11 % "
+                                      "(Bonferroni)")  # 1 % + 10 %
+    assert family_wise_line([record("not tested yet", TESTED_AT), record("yes", {"LIMIT": 2.0})]) == ""
+    assert family_wise_line([]) == ""
 
 
 def stored_claims_tables(path):

@@ -772,6 +772,8 @@ def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> str:
     spread equals the first's within +-``EQUIVALENCE_PP`` (:func:`fibook.stats.equivalent`); ``no: the rate`` when
     the smallest rate's spread exceeds the largest's beyond noise and the rank correlation of spread with the rate
     is at most ``CLOCK_RHO`` (the spread rises as the rate falls); else ``not resolved``."""
+    if len(rungs) < 2:
+        return "not tested: a ladder needs two rungs or more"
     diffs = [spread_difference(r, rungs[0], noise) for r in rungs[1:]]
     unmet = condition(*rungs) or unjudged(*diffs)
     if unmet:

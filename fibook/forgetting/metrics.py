@@ -59,8 +59,11 @@ def late_window_start(last_epoch: int) -> int:
 
 def fit_fraction(train_accs: Sequence[float], threshold: float = INTERPOLATION_THRESHOLD) -> float:
     """The fraction of the second half's epochs, E/2 < t <= E (:func:`late_window_start`), whose train accuracy is at
-    least ``threshold``: 1 for a run that fits the training set and stays fit."""
+    least ``threshold``: 1 for a run that fits the training set and stays fit; 0 for a run with no epoch (one that
+    diverged in its first)."""
     last = len(train_accs) - 1
+    if last < 1:
+        return 0.0
     window = train_accs[late_window_start(last):]
     return sum(a >= threshold for a in window) / len(window)
 
