@@ -12,7 +12,7 @@ from synthetic import random_splits
 
 from fibook import results
 from fibook.forgetting import train
-from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
+from fibook.forgetting.experiments import EXPERIMENTS, grids, run_id, runs
 from fibook.forgetting.train import (
     TrainConfig,
     auto_precision,
@@ -83,15 +83,20 @@ def test_a_scales_auto_precision_is_resolved_for_the_device_and_shows_in_the_id(
             [run_id(c) for c in runs("optimizers", scale, device="cuda")]
 
 
+UNDER_WAY = ("clock_ladder", "tsgd_pair")  # book sweeps still running: their files hold a part of their grids
+
+
 def test_the_committed_book_runs_are_exactly_the_experiments_book_grids():
     """Every results file of the book holds the runs its experiment's grid defines at the book scale, by id
     (the hash of the config): a change of the config fields, the grids or the precision rule would orphan them."""
+    fixed_clock = grids("book").fixed_clock_precision
     for name in EXPERIMENTS:
         path = PROJECT_ROOT / "data" / "results" / name / "book.jsonl"
         stored = [json.loads(line)["id"] for line in path.read_text().splitlines()]
         configs = runs(name, "book", device="cpu")
-        assert {c.precision for c in configs} == {"bf16"}
-        assert {run_id(c) for c in configs} == set(stored), name
+        assert {c.precision for c in configs} == {fixed_clock if name in UNDER_WAY else "bf16"}
+        ids = {run_id(c) for c in configs}
+        assert set(stored) <= ids and (name in UNDER_WAY or ids == set(stored)), name
         assert {r.id for r in results.read_records(path)} == set(stored)  # and each id is its config's hash
 
 

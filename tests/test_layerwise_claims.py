@@ -226,6 +226,10 @@ def test_paired_intervals_decide_better_worse_within_noise_and_same_at_their_edg
     assert (p.mean, p.low, p.high, p.n, p.worse) == pytest.approx((0.3, 0.3 - half, 0.3 + half, 2, 2))
     assert p.text() == f"+0.3000 [{0.3 - half:+.4f}, {0.3 + half:+.4f}]"
     assert claims.paired(run(base + np.array([-1e-12, 1e-12])), run(base)).text() == "0 (same)"
+    # an end that would print -0.0000 keeps its sign and two digits (the interval lies below 0: "better")
+    three = np.array([1.0, 5.0, 3.0])
+    tiny = claims.paired(run(three + np.array([-2e-4, -1e-4, -1.2e-4])), run(three))
+    assert tiny.high < 0 and "-0.0000" not in tiny.text() and tiny.text().endswith(f"{tiny.high:+.1e}]")
     with pytest.raises(ValueError, match="same draws"):
         claims.paired(run([1.0, 2.0]), run([1.0, 2.0, 3.0]))
 

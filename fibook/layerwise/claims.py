@@ -303,16 +303,20 @@ class Paired:
     baseline_diverged: int
 
     def text(self) -> str:
-        """``+0.0376 [+0.0121, +0.0631]``, or ``0 (same)`` when every difference is within ``SAME_TOL`` (so no
+        """``+0.0376 [+0.0121, +0.0631]`` (an end that rounds to 0.0000 keeps two significant digits,
+        ``-1.3e-05``, so its sign is seen), or ``0 (same)`` when every difference is within ``SAME_TOL`` (so no
         rounding-level sign reaches the page); ``+0.0376 (one pair: no interval)``; ``no pair (every draw diverged
         under one of the two)``."""
         if self.n == 0:
             return "no pair (every draw diverged under one of the two)"
+        def num(x: float) -> str:  # four decimals, or two significant digits where those would read 0.0000
+            return f"{x:+.4f}" if x == 0 or abs(x) >= 5e-5 else f"{x:+.1e}"
+
         if self.n == 1:
-            return f"{self.mean:+.4f} (one pair: no interval)"
+            return f"{num(self.mean)} (one pair: no interval)"
         if max(abs(self.low), abs(self.high), abs(self.mean)) <= SAME_TOL:
             return "0 (same)"
-        return f"{self.mean:+.4f} [{self.low:+.4f}, {self.high:+.4f}]"
+        return f"{num(self.mean)} [{num(self.low)}, {num(self.high)}]"
 
 
 def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
