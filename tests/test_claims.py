@@ -670,7 +670,9 @@ def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
         assert claims.late_rise_pp(a) == pytest.approx(rise)
         assert claims.deep_nets_fail([a]).startswith(verdict)
     (row,) = claims.depth_claims(finished(failing, shallow), "smoke")  # listed from the shallowest
-    assert row.ours.startswith("resnet9: interpolates at 2 of 2 σ_w; resnet20: interpolates at 1 of 2 σ_w")
+    assert row.ours.startswith("resnet9: reaches 99.5 % train accuracy at some epoch at 2 of 2 σ_w (at the selected "
+                               "checkpoint: 2); resnet20: reaches 99.5 % train accuracy at some epoch at 1 of 2 σ_w "
+                               "(at the selected checkpoint: 1)")
     assert row.agrees == "qualitatively"
     (waiting,) = claims.depth_claims(finished(shallow), "smoke")
     assert waiting.agrees == "not tested yet"

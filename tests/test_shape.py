@@ -288,3 +288,25 @@ def test_paper_gd_stops_at_the_training_mse_and_sees_only_kappa():
     sc = get_scale("smoke").shape
     checks = G.figure71_gd_checks(sc, S.figure71_data(sc))
     assert [(c.alpha, c.s) for c in checks] == S.figure71_gd_points(sc) and [c.s for c in checks] == [0.0, 0.9]
+
+
+@pytest.mark.parametrize("seed", [1993, 0, 7])
+def test_the_explorer_window_holds_the_teachers_support_and_the_heaviest_coordinates(seed):
+    data = S.sparse_regression(d=300, n_train=40, seed=seed)
+    support = set(np.flatnonzero(data.beta_star))
+    sparse, dense = (S.diagonal_argmin_Q(data.X, data.y, 4 * S.effective_scale(a, 0.0)).beta for a in (1e-5, 1.0))
+    window = S.explorer_window(data.beta_star, [sparse, dense], 20)
+    assert support <= set(window) and len(window) == 20 and list(window) == sorted(set(window))
+    # the rest are the largest max(|beta_sparse|, |beta_dense|) off the support, found here by brute force
+    weight = np.maximum(np.abs(sparse), np.abs(dense))
+    off = sorted((i for i in range(300) if i not in support), key=lambda i: (-weight[i], i))
+    assert set(window) - support == set(off[:20 - len(support)])
+    # the first coordinates alone (the old window) need not hold the support: the window does for any seed
+    assert support <= set(S.explorer_window(data.beta_star, [dense], len(support)))
+
+
+def test_the_explorer_window_refuses_a_mismatched_or_empty_window():
+    with pytest.raises(ValueError, match="teacher's 3 coordinates"):
+        S.explorer_window(np.array([0.0, 1.0, 0.0]), [np.zeros(4)])
+    with pytest.raises(ValueError, match="at least one coordinate"):
+        S.explorer_window(np.array([0.0, 1.0, 0.0]), [np.zeros(3)], 0)

@@ -36,9 +36,14 @@ ARM_LINESTYLES = ("-", "--", "-.", ":")
 NEUTRAL = "0.35"  # the colour of legend entries that explain a marker rather than name a line
 
 
-def arm_style(k: int) -> dict:
-    """Marker and line style of the ``k``-th line of a figure (:data:`ARM_MARKERS`, :data:`ARM_LINESTYLES`)."""
-    return {"marker": ARM_MARKERS[k % len(ARM_MARKERS)], "ls": ARM_LINESTYLES[k % len(ARM_LINESTYLES)]}
+def arm_style(k: int, arms: list[Arm] | None = None) -> dict:
+    """Marker and line style of the ``k``-th line of a figure (:data:`ARM_MARKERS`, :data:`ARM_LINESTYLES`), and,
+    when the figure's ``arms`` span several methods, the colour of the ``k``-th arm's method
+    (:data:`MECHANISM_COLORS`: one colour per method across the book); arms of one method take the colour cycle."""
+    style = {"marker": ARM_MARKERS[k % len(ARM_MARKERS)], "ls": ARM_LINESTYLES[k % len(ARM_LINESTYLES)]}
+    if arms is not None and len({mechanism(a.config) for a in arms}) > 1:
+        style["color"] = MECHANISM_COLORS[mechanism(arms[k].config)]
+    return style
 
 
 def dodge_factor(k: int, n: int, dodge: float = 0.015) -> float:
@@ -91,8 +96,8 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str
     for k, a in enumerate(arm_list):
         s = np.asarray(a.sigmas) * dodge_factor(k, n, dodge)
         acc = scale * np.asarray(a.acc)
-        style = arm_style(k)
-        (line,) = ax.plot(s, acc, ls=style["ls"])
+        style = arm_style(k, arm_list)
+        (line,) = ax.plot(s, acc, ls=style["ls"], color=style.pop("color", None))
         color = line.get_color()
         ax.plot([], [], color=color, **style, label=f"{a.label}: spread {a.spread_pp:.1f} pp")
         if seeds_per_sigma(a) > 1:

@@ -506,6 +506,23 @@ def figure71_gd_points(sc):
     return points
 
 
+def explorer_window(beta_star, betas, size: int = 60) -> np.ndarray:
+    """The coordinates an explorer of interpolators shows, ascending: the teacher's support (every i with
+    beta*_i != 0) first, then the coordinates that carry most of the interpolators' weight, max over ``betas`` of
+    |beta_i| in decreasing order (ties to the smaller index), up to ``size`` in all. On the paper's data (d = 1,000,
+    a 5-sparse teacher) the first 60 coordinates may hold none of the support; this window always holds all of it
+    (when ``size`` allows)."""
+    beta_star = np.asarray(beta_star, dtype=float)
+    weight = np.max(np.abs(np.atleast_2d(np.asarray(betas, dtype=float))), axis=0)
+    if weight.shape != beta_star.shape:
+        raise ValueError(f"betas must have the teacher's {beta_star.size} coordinates, got {weight.size}")
+    if size < 1:
+        raise ValueError(f"the window needs at least one coordinate, got size {size}")
+    support = list(np.flatnonzero(beta_star))
+    rest = [int(i) for i in np.lexsort((np.arange(weight.size), -weight)) if beta_star[i] == 0]
+    return np.sort(np.array((support + rest)[:size], dtype=int))
+
+
 def first_crossing(xs, ys, level):
     """The first ``x`` at which the curve ``ys(xs)`` rises through ``level``, interpolated linearly in ``log x``.
 
