@@ -100,8 +100,8 @@ class LayerwiseScale:
     ``sched_width``/``sched_steps``: width and GD steps of the scheduler comparison; ``sched_draws``: sampled
     problems each schedule is evaluated on (the same for every schedule); ``sched_tune_draws``: the separate
     problems its budget is tuned on; ``robust_draws``: sampled problems of each robustness split curve (at
-    ``sim_width``); ``wide_width``/``wide_draws``: width and problems of the many-step Gaussian check repeated at
-    the paper's width.
+    ``sim_width``); ``wide_width``/``wide_draws``: width and problems of the robustness settings run at the
+    paper's width (label noise on orthogonal data, the Gaussian budgets of the official script).
     """
 
     width: int
@@ -183,7 +183,7 @@ SCALES: dict[str, Scale] = {
                                  gap_widths=(32, 64, 128, 256, 362, 512, 724),
                                  gap_draws=4, grid=101, sim_width=256, sched_width=64, sched_steps=16,
                                  sched_draws=24, sched_tune_draws=6, robust_draws=5, wide_width=1000,
-                                 wide_draws=1),
+                                 wide_draws=5),
     ),
     "gpu": _GPU,
     "paper": replace(

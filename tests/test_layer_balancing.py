@@ -61,7 +61,7 @@ def test_norm_balance_of_two_layers_matches_a_brute_force_search():
         assert lb.norm_balance_rates(weights, grads, budget, ref)[0][d].item() == pytest.approx(best, abs=2e-4)
 
 
-@pytest.mark.parametrize("schedule", ["rub", "norm_balance"])
+@pytest.mark.parametrize("schedule", ["rub", "norm_balance", "cross_norm"])
 @pytest.mark.parametrize("budget", [0.5 * 64**1.5, 2 * 64**1.5])
 def test_orthogonal_two_layer_net_keeps_equal_rates_for_16_steps(schedule, budget):
     setting = lb.Setting("linear", 2, "orthogonal", budget)
@@ -78,13 +78,33 @@ def test_orthogonal_nets_start_rub_at_equal_rates(depth, budget):
     assert np.max(np.abs(run.rates[0] * k / budget - 1)) < 1e-14
 
 
+def test_cross_norm_rates_give_each_layer_the_budget_share_of_the_other_layers_norm():
+    """eta_{W_i} = 2 ||W_j||_F / (||W_1||_F + ||W_2||_F) lr with S = 2 lr (the secondary summary's rule), checked
+    entry by entry against numpy norms of each draw."""
+    weights, grads = _gaussian_problem(depth=2, h=10)
+    weights = [weights[0] * 1.5, weights[1]]  # unequal norms: the smaller layer gets the larger rate
+    lr = 3.0
+    rates = lb.cross_norm_rates(weights, grads, 2 * lr)
+    for d in range(3):
+        n1, n2 = (np.linalg.norm(w[d].numpy()) for w in weights)
+        assert rates[0][d].item() == pytest.approx(2 * n2 / (n1 + n2) * lr, rel=1e-14)
+        assert rates[1][d].item() == pytest.approx(2 * n1 / (n1 + n2) * lr, rel=1e-14)
+        assert rates[0][d] < rates[1][d] and (rates[0][d] + rates[1][d]).item() == pytest.approx(2 * lr, rel=1e-14)
+    deep, deep_grads = _gaussian_problem(depth=4)
+    with pytest.raises(ValueError, match="two trained layers, got 3"):
+        lb.cross_norm_rates(deep, deep_grads, 1.0)
+    assert [lb.applies("cross_norm", s) for s in lb.comparison_settings(16)] == [True] * 5 + [False, False, True]
+    assert all(lb.applies(s, GAUSS4) for s in lb.SCHEDULES if s not in lb.TWO_LAYER_ONLY)
+
+
 def test_fixed_and_uniform_rates_and_bad_arguments():
     weights, grads = _gaussian_problem(depth=8)
     assert lb.uniform_rates(weights, grads, 7.0) == [1.0] * 7
     assert lb.fixed_rates(weights, grads, 8.0, 0.25) == [2.0] + [1.0] * 6
     with pytest.raises(ValueError, match=r"split .* must lie in \[0, 1\], got 1.5"):
         lb.fixed_rates(weights, grads, 8.0, 1.5)
-    with pytest.raises(ValueError, match=r"schedule must be one of \('uniform', 'fixed', 'norm_balance', 'rub'\)"):
+    with pytest.raises(ValueError, match=r"schedule must be one of \('uniform', 'fixed', 'norm_balance', 'rub', "
+                                         r"'cross_norm'\)"):
         lb.run_schedule("adam", 1.0, 2, GAUSS4)
     with pytest.raises(ValueError, match="a split is given for the 'fixed' schedule and only for it"):
         lb.run_schedule("fixed", 1.0, 2, GAUSS4)
@@ -165,7 +185,7 @@ def test_every_schedule_is_evaluated_on_the_same_fresh_problems_in_every_setting
     assert any(s.snr for s in settings) and {s.kind for s in settings} == {"orthogonal", "gaussian"}
     for setting in settings:
         runs = lb.compare(setting, h, 2, draws=3, tune_draws=2)
-        assert list(runs) == list(lb.SCHEDULES)
+        assert list(runs) == [s for s in lb.SCHEDULES if lb.applies(s, setting)]
         first = runs["uniform"]
         for run in runs.values():
             assert run.test.shape == run.train.shape == (3, 3) and np.array_equal(run.test[0], first.test[0])

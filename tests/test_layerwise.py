@@ -145,8 +145,69 @@ def test_label_noise_enters_the_reduced_update_and_training_loss_as_on_the_data_
     out = x @ sim.output_map(setup, reduced)[0]
     assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
     assert clean.noise_xt is None and noisy.noise_xt.shape == clean.beta.shape and noisy.noise_sq.item() > 0
-    with pytest.raises(ValueError, match="label noise is implemented for Gaussian data only"):
-        sim.sample_setup(2, h, 1, "gaussian", "orthogonal", noise=0.1)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_orthogonal_label_noise_enters_as_the_statistics_of_the_n_noisy_labels(depth):
+    """Y = X beta + xi with X = sqrt(n) Q_x (n = d = h) and xi i.i.d. N(0, rho) on the n labels: literal GD on the
+    data matrix equals the reduced update with X^T xi / n = Q_x^T xi / sqrt(n) and ||xi||^2 / n, and the second
+    of these is the squared norm of the first, as sample_setup draws them."""
+    h, rho = 12, 0.3
+    noisy = sim.sample_setup(depth, h, 1, "orthogonal", "orthogonal", seed=4, noise=rho)
+    clean = sim.sample_setup(depth, h, 1, "orthogonal", "orthogonal", seed=4)
+    assert all(torch.equal(a, b) for a, b in zip(noisy.weights, clean.weights, strict=True))
+    assert torch.equal(noisy.beta, clean.beta) and noisy.sigma is None and clean.noise_xt is None
+    assert noisy.noise_sq.item() == pytest.approx((noisy.noise_xt**2).sum().item(), rel=1e-14)
+    gen = torch.Generator().manual_seed(9)
+    q = sim.haar(1, h, gen)[0]
+    x = h**0.5 * q
+    xi = torch.randn(*clean.beta.shape[1:], generator=gen, dtype=torch.float64) * rho**0.5
+    xt = q.T @ xi / h**0.5
+    assert torch.max(torch.abs(xt - x.T @ xi / h)) < 1e-14  # Q_x^T xi / sqrt(n) is X^T xi / n
+    assert (xt**2).sum().item() == pytest.approx((xi**2).sum().item() / h, rel=1e-12)  # and ||.||^2 = ||xi||^2 / n
+    setup = sim.LinearSetup(depth, h, clean.weights, clean.a, clean.beta, None, clean.c, xt[None],
+                            (xi**2).sum()[None] / h)
+    y = x @ clean.beta[0] + xi
+    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h) if depth == 2 else sim.layer_rates(depth, 0.7, 1.3)
+    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
+                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
+    for w_red, w_lit in zip(reduced, _literal_gd(setup, x, rates, 2, y=y), strict=True):
+        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
+    out = x @ sim.output_map(setup, reduced)[0]
+    assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
+
+
+def test_orthogonal_noise_statistics_match_a_brute_force_simulation_of_the_labels():
+    """The entries of Q_x^T xi / sqrt(n), computed from a Haar Q_x and n x h label noise over many draws, have
+    mean 0, variance rho / n and no correlation, as do sample_setup's noise_xt; ||xi||^2 / n has mean rho h."""
+    h, rho, draws = 6, 0.5, 6000
+    gen = torch.Generator().manual_seed(11)
+    q = sim.haar(draws, h, gen)
+    xi = torch.randn(draws, h, h, generator=gen, dtype=torch.float64) * rho**0.5
+    brute = (q.transpose(-1, -2) @ xi / h**0.5).reshape(draws, -1).numpy()
+    drawn = sim.sample_setup(2, h, draws, "orthogonal", "orthogonal", seed=5, noise=rho)
+    ours = drawn.noise_xt.reshape(draws, -1).numpy()
+    for z in (brute, ours):
+        cov = z.T @ z / draws / (rho / h)  # (h^2, h^2): the identity, each entry within ~4 sd of 1/sqrt(draws)
+        assert np.max(np.abs(z.mean(axis=0))) / (rho / h) ** 0.5 < 4.5 / draws**0.5
+        assert np.max(np.abs(np.diag(cov) - 1)) < 4.5 * (2 / draws) ** 0.5
+        assert np.max(np.abs(cov - np.diag(np.diag(cov)))) < 4.5 / draws**0.5
+    sq = [(xi**2).sum(dim=(-2, -1)).numpy() / h, drawn.noise_sq.numpy()]
+    for v in sq:  # ||xi||^2 / n is rho chi^2_{nh} / n (n = h): mean rho h, sd rho sqrt(2) per draw
+        assert abs(v.mean() - rho * h) < 4.5 * rho * 2**0.5 / draws**0.5
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_the_label_snr_of_orthogonal_data_is_the_signal_variance_over_the_noise(depth):
+    """The mean square of the entries of X beta (X = sqrt(n) Q_x) is signal_variance exactly: 1/h at depth 2
+    (rho = 0.001 is SNR 1 at h = 1000, the official setting), 1 deeper."""
+    h = 10
+    setup = sim.sample_setup(depth, h, 3, "orthogonal", "orthogonal", seed=2)
+    q = sim.haar(3, h, torch.Generator().manual_seed(3))
+    labels = h**0.5 * q @ setup.beta
+    ms = (labels**2).mean(dim=(-2, -1))
+    assert torch.allclose(ms, torch.full_like(ms, sim.signal_variance(depth, h)), rtol=1e-12)
+    assert sim.signal_variance(2, 1000) == 0.001
 
 
 def test_gradient_norms_show_the_sqrt_width_gap():

@@ -6,6 +6,7 @@ import pytest
 
 from fibook.layerwise import claims
 from fibook.layerwise import robustness as rb
+from fibook.layerwise import simulation as sim
 from fibook.layerwise.scheduler import Setting
 
 SPLITS = np.arange(1, 20) / 20
@@ -29,6 +30,11 @@ def test_the_transition_needs_unequal_at_step_one_and_equal_at_every_later_step(
     assert rb.transition_holds({1: "equal", 2: "equal"}) == "no"
     assert rb.transition_holds({1: "unequal", 2: "mixed"}) == "not resolved"
     assert rb.transition_holds({1: "mixed", 2: "equal", 8: "diverged"}) == "diverged"
+    # a step that contradicts the transition in every draw decides, whatever the others show
+    assert rb.transition_holds({1: "mixed", 2: "unequal"}) == "no"
+    assert rb.transition_holds({1: "equal", 2: "mixed"}) == "no"
+    assert rb.transition_holds({1: "unequal", 2: "equal", 4: "unequal", 8: "diverged"}) == "no"
+    assert rb.transition_holds({1: "mixed", 2: "equal", 4: "mixed"}) == "not resolved"
     with pytest.raises(ValueError, match="step 1 and a later step"):
         rb.transition_holds({2: "equal"})
 
@@ -41,11 +47,14 @@ def test_a_claim_about_later_steps_only_reads_those_steps():
     assert rb.claim_holds({1: "unequal", 2: "equal", 4: "diverged"}, (2, 4)) == "diverged"
     assert rb.claim_holds({1: "unequal", 2: "equal", 4: "unequal"}, (1, 2)) == "yes"  # step 4 is not claimed
     assert rb.claim_holds({1: "unequal", 2: "equal", 4: "unequal"}, (1, 2, 4)) == "no"
+    assert rb.claim_holds({1: "unequal", 2: "mixed", 4: "unequal"}, (2, 4)) == "no"
+    assert rb.claim_holds({1: "equal", 2: "equal", 4: "equal"}, (2, 4)) == "yes"  # step 1 is not claimed
     with pytest.raises(ValueError, match="must be among the checked steps"):
         rb.claim_holds({1: "unequal", 2: "equal"}, (2, 4))
     deep = [c for c in rb.robustness_cases(256) if c.setting.depth >= 4]
     assert [c.claim_steps for c in deep] == [(2,), (2,)]
-    assert all(c.claim_steps == c.steps for c in rb.robustness_cases(256) if c.setting.depth < 4)
+    shallow = {c.name: c.claim_steps for c in rb.robustness_cases(256) if c.setting.depth < 4 and c.claimed}
+    assert shallow == {"Gaussian, S = 1.42 h^1.5 (the paper's 45000)": (2,)}  # Corollary 5.4(b): step 2
 
 
 def test_a_preference_is_mixed_when_one_draw_disagrees_and_diverged_from_the_step_a_draw_blows_up():
@@ -129,22 +138,79 @@ def test_scales_like_boundaries():
 
 def test_literal_gd_with_mild_label_noise_keeps_the_transition_at_small_width():
     h = 256  # the step-2 minimum needs h of a few hundred at S ~ h^1.5 (the width boundary)
-    setting = Setting("linear", 2, "gaussian", 0.85 * h**1.5, 10.0)
+    setting = Setting("linear", 2, "gaussian", rb.paper_budget(27000, h), 10.0)
     curve = rb.split_curve(setting, h, 2, 2)
     prefs = {t: rb.preference(curve, t) for t in (1, 2)}
     assert prefs == {1: "unequal", 2: "equal"} and rb.transition_holds(prefs) == "yes"
     assert claims.midpoint_kind(curve.mean(2)) == "min"  # at step 1 the Gaussian curve is tilted, not peaked
 
 
-def test_the_plan_runs_every_case_at_the_simulation_width_and_the_many_step_gaussian_case_again_when_it_differs():
-    plan = rb.robustness_plan(256, 5, 1000, 1)
-    assert [(c.name, h, d) for c, h, d in plan[:-1]] == [(c.name, 256, 5) for c in rb.robustness_cases(256)]
-    wide, h, draws = plan[-1]
-    assert (wide.name, h, draws, wide.steps) == ("Gaussian, S = 0.85 h^1.5", 1000, 1, (1, 2, 4, 8))
-    assert wide.setting.budget == pytest.approx(0.85 * 1000**1.5)
-    assert len(rb.robustness_plan(1000, 5, 1000, 5)) == len(rb.robustness_cases(1000))  # the same run: once
+def test_the_plan_runs_variants_at_the_simulation_width_and_the_papers_settings_at_its_width():
+    plan = rb.robustness_plan(256, 5, 1000, 3)
+    cases = rb.robustness_cases(256)
+    assert [c.name for c, _, _ in plan] == [c.name for c in cases]
+    for case, h, draws in plan:
+        assert (h, draws) == ((1000, 3) if case.width == "paper" else (256, 5))
+        assert case.setting == next(c for c in rb.robustness_cases(h) if c.name == case.name).setting
+    assert {c.name for c, _, _ in plan if c.width == "paper"} == {
+        "label noise SNR 1, orthogonal (the paper's setting)", "Gaussian, S = 0.854 h^1.5 (the paper's 27000), "
+        "steps 1–8", "Gaussian, S = 1.42 h^1.5 (the paper's 45000)"}
+    assert all(c.own for c in cases if "variant" in c.name) and not any(c.own for c in cases if c.width == "paper")
+    same = rb.robustness_plan(1000, 5, 1000, 5)  # a variant that would repeat a paper-width run is left out
+    assert [c.name for c, _, _ in same] == [c.name for c in cases if "(variant at the simulation width)" not in c.name]
     with pytest.raises(ValueError, match="must be positive"):
         rb.robustness_plan(256, 0, 1000, 1)
+
+
+def test_paper_budgets_are_the_official_lr_max_at_width_1000_in_units_of_h_to_the_1_5():
+    assert rb.paper_budget(27000, 1000) == pytest.approx(27000, rel=1e-14)
+    assert rb.paper_budget(45000, 256) == pytest.approx(45000 / 1000**1.5 * 256**1.5, rel=1e-14)
+    assert rb.paper_budget(27000, 1) == pytest.approx(0.8538149682454625)
+
+
+def _book_run(name):
+    """The (case, width, draws) of the book scale's robustness run named ``name``."""
+    from fibook.scales import get_scale
+
+    s = get_scale("book").layerwise
+    (run,) = [r for r in rb.robustness_plan(s.sim_width, s.robust_draws, s.wide_width, s.wide_draws)
+              if r[0].name == name]
+    return run
+
+
+def test_the_book_runs_the_papers_noisy_setting_orthogonal_at_snr_1_h_1000_lr_max_27000_five_draws():
+    case, h, draws = _book_run("label noise SNR 1, orthogonal (the paper's setting)")
+    assert (h, draws, case.steps, case.claim_steps, case.own) == (1000, 5, (1, 2), (1, 2), False)
+    st = case.setting
+    assert (st.model, st.depth, st.kind, st.snr) == ("linear", 2, "orthogonal", 1.0)
+    assert st.budget == pytest.approx(27000, rel=1e-12)
+    assert sim.signal_variance(2, h) / st.snr == pytest.approx(0.001)  # the official rho = 0.001
+
+
+def test_the_book_runs_the_gaussian_variant_with_snr_1_at_h_256_as_its_own_result():
+    case, h, draws = _book_run("label noise SNR 1, Gaussian data (variant)")
+    assert (h, draws, case.own, case.setting.kind, case.setting.snr) == (256, 5, True, "gaussian", 1.0)
+    assert case.setting.budget == pytest.approx(27000 / 1000**1.5 * 256**1.5)
+
+
+def test_the_book_runs_the_papers_gaussian_45000_at_h_1000_five_draws_reading_step_2():
+    case, h, draws = _book_run("Gaussian, S = 1.42 h^1.5 (the paper's 45000)")
+    assert (h, draws, case.steps, case.claim_steps, case.own) == (1000, 5, (1, 2), (2,), False)
+    st = case.setting
+    assert (st.model, st.depth, st.kind, st.snr, st.budget) == ("linear", 2, "gaussian", None, pytest.approx(45000))
+
+
+def test_the_book_runs_the_papers_gaussian_27000_at_h_1000_five_draws_over_steps_1_2_4_8():
+    case, h, draws = _book_run("Gaussian, S = 0.854 h^1.5 (the paper's 27000), steps 1–8")
+    assert (h, draws, case.steps, case.claim_steps, case.own) == (1000, 5, (1, 2, 4, 8), (1, 2, 4, 8), False)
+    st = case.setting
+    assert (st.model, st.depth, st.kind, st.snr, st.budget) == ("linear", 2, "gaussian", None, pytest.approx(27000))
+
+
+def test_orthogonal_label_noise_runs_along_a_split_grid():
+    case = rb.Case("toy", "holds", Setting("linear", 2, "orthogonal", rb.paper_budget(27000, 32), 1.0), (1, 2))
+    r = rb.run_case(case, 32, 2)
+    assert np.isfinite(r.curve.test).all() and set(r.preferences) == {1, 2}
 
 
 def test_a_case_result_names_its_best_splits_agreeing_draws_and_diverged_runs():

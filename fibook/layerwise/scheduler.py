@@ -1,14 +1,21 @@
 """Part III: layer-balancing schedules, their tuning and their paired comparison (chapter "A balancing
 scheduler").
 
-The paper proposes balancing learning rates across layers but publishes no algorithm, so every schedule here
-except the baselines is fibook's reconstruction. At every GD step ``t``, with a total budget ``S``, weights ``W_l``
-and gradients ``G_l`` of the ``k`` trained layers:
+The paper proposes balancing learning rates across layers; the official code (TDCSZ327/Layer-Balancing) holds no
+scheduler. A secondary summary (machine-made) describes its rule for two layers (``cross_norm`` below);
+``norm_balance`` and ``rub`` are fibook's own designs. At every GD step ``t``, with a total budget ``S``, weights
+``W_l`` and gradients ``G_l`` of the ``k`` trained layers:
 
 ``uniform``        ``eta_l = S / k`` (the baseline).
 ``fixed``          ``eta_1 = phi S`` and ``eta_l = (1 - phi) S / (k - 1)`` for the others, the same at every step:
                    a fixed (eta_1, eta_2) pair, tuned over ``phi`` as well as ``S``.
-``norm_balance``   the paper's idea as stated, balancing the layers' post-step norms: choose the rates so that
+``cross_norm``     the paper's rule as a secondary summary describes it (two trained layers only):
+                   ``eta_{W_i} = 2 ||W_j||_F / (||W_1||_F + ||W_2||_F) lr``, ``j`` the other layer, with the
+                   budget ``S = 2 lr``: ``eta_1 = S ||W_2||_F / (||W_1||_F + ||W_2||_F)`` and
+                   ``eta_2 = S ||W_1||_F / (||W_1||_F + ||W_2||_F)``, recomputed every step; the summary compares
+                   it with the uniform baseline only. Secondary-sourced: not checked against the paper body.
+``norm_balance``   fibook's reconstruction of the paper's idea, balancing the layers' post-step norms (it differs
+                   from ``cross_norm``): choose the rates so that
                    every layer's norm after the step relative to its norm at initialization,
                    ``q_l = ||W_l - eta_l G_l||_F^2 / ||W_l(0)||_F^2``, is the same, on the budget (fixed-point
                    rounds from the uniform split, :func:`norm_balance_rates`). Relative to the initialization,
@@ -42,7 +49,8 @@ from fibook.layerwise import simulation as sim
 
 EPS = 1e-30
 DIVERGENCE_FACTOR = 1e3
-SCHEDULES = ("uniform", "fixed", "norm_balance", "rub")
+SCHEDULES = ("uniform", "fixed", "norm_balance", "rub", "cross_norm")
+TWO_LAYER_ONLY = ("cross_norm",)  # defined for two trained layers (depth 2, the depth-3 nets and the ReLU net)
 MODELS = ("linear", "relu")
 BUDGET_FACTORS = tuple(2.0 ** (j / 2) for j in range(-8, 4))  # 1/16 ... 2.83 S_0, half-octave steps
 SPLITS = (0.1, 0.3, 0.5, 0.7, 0.9)  # the fixed pair's fraction phi of the budget for the first layer
@@ -109,6 +117,26 @@ def rub_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], bu
     _check_budget(budget)
     r = torch.stack([_frobenius(w) / (_frobenius(g) + EPS) for w, g in zip(weights, grads, strict=True)])
     return list(budget * r / r.sum(dim=0))
+
+
+def cross_norm_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+                     budget: float) -> list[torch.Tensor]:
+    """The summary's rule for two trained layers: ``eta_1 = S ||W_2||_F / (||W_1||_F + ||W_2||_F)``,
+    ``eta_2 = S ||W_1||_F / (||W_1||_F + ||W_2||_F)`` (``eta_{W_i} = 2 ||W_j||_F / (||W_1||_F + ||W_2||_F) lr``,
+    ``S = 2 lr``; secondary summary): the layer with the smaller norm gets the larger rate. One rate per layer and
+    draw; the gradients are not read."""
+    _check_budget(budget)
+    if len(weights) != 2:
+        raise ValueError(f"the cross-norm rule is defined for two trained layers, got {len(weights)}")
+    n1, n2 = (_frobenius(w) for w in weights)
+    return [budget * n2 / (n1 + n2), budget * n1 / (n1 + n2)]
+
+
+def applies(schedule: str, setting: Setting) -> bool:
+    """Whether ``schedule`` is defined in ``setting``: every schedule but those of ``TWO_LAYER_ONLY``, which need
+    exactly two trained layers."""
+    layers = 2 if setting.model == "relu" else sim.trained_layers(setting.depth)
+    return schedule not in TWO_LAYER_ONLY or layers == 2
 
 
 def post_step_norms(weights: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
@@ -287,7 +315,7 @@ def run_schedule(schedule: str, budget: float, steps: int, setting: Setting, h: 
                          f"split={split!r})")
     weights, grad_fn, test_fn, train_fn = _problem(setting, h, draws, seed)
     init_sq = [(w * w).sum((-2, -1)) for w in weights]
-    rule = {"uniform": uniform_rates, "rub": rub_rates,
+    rule = {"uniform": uniform_rates, "rub": rub_rates, "cross_norm": cross_norm_rates,
             "norm_balance": lambda w, g, s: norm_balance_rates(w, g, s, init_sq),
             "fixed": lambda w, g, s: fixed_rates(w, g, s, split)}[schedule]
     train: list[torch.Tensor] = []
@@ -352,10 +380,11 @@ def grid_edges(run: ScheduleRun, setting: Setting) -> list[str]:
 
 
 def compare(setting: Setting, h: int, steps: int, draws: int, tune_draws: int) -> dict[str, ScheduleRun]:
-    """Every schedule of ``SCHEDULES`` tuned (:func:`tune`, seed ``TUNE_SEED``) and then run at its tuned budget on
-    ``draws`` fresh problems (seed ``EVAL_SEED``, the same problems for every schedule)."""
+    """Every schedule of ``SCHEDULES`` that :func:`applies` in ``setting``, tuned (:func:`tune`, seed
+    ``TUNE_SEED``) and then run at its tuned budget on ``draws`` fresh problems (seed ``EVAL_SEED``, the same
+    problems for every schedule)."""
     out = {}
-    for schedule in SCHEDULES:
+    for schedule in (s for s in SCHEDULES if applies(s, setting)):
         t = tune(schedule, setting, h, steps, tune_draws)
         out[schedule] = run_schedule(schedule, t.budget, steps, setting, h, draws, EVAL_SEED, t.split)
     return out

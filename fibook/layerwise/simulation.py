@@ -62,8 +62,16 @@ def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", d
     ``init``: "orthogonal" (Haar weights) or "gaussian" (entries N(0, 1/h)). ``data``: "orthogonal"
     (``X = sqrt(n) Q``, so ``Sigma = I``; ``beta`` = Haar/sqrt(h) at depth 2, a unit vector beyond; ``a`` a unit
     vector) or "gaussian" (``X`` standard normal; ``beta`` entries N(0, 1/h^2) at depth 2, N(0, 1/h) beyond;
-    ``a ~ N(0, I/h)``). ``noise``: the variance rho of every label entry's noise ``xi`` (Gaussian data only;
-    drawn after everything else, so a noiseless draw is the same problem with and without this option).
+    ``a ~ N(0, I/h)``). ``noise``: the variance rho of every label entry's noise ``xi`` (``Y = X beta + xi``, xi
+    entries i.i.d. N(0, rho) on the n training labels; drawn after everything else, so a noiseless draw is the same
+    problem with and without this option).
+
+    With Gaussian data ``xi`` is drawn and ``noise_xt = X^T xi / n``, ``noise_sq = ||xi||^2 / n``. With orthogonal
+    data (``X = sqrt(n) Q_x``, ``Q_x`` orthogonal since n = d) ``noise_xt = Q_x^T xi / sqrt(n)``: ``Q_x^T xi`` has
+    i.i.d. N(0, rho) entries whatever ``Q_x`` is (rotation invariance), so ``noise_xt`` is drawn directly with
+    i.i.d. N(0, rho / n) entries, and ``noise_sq = ||xi||^2 / n = ||Q_x^T xi||^2 / n = ||noise_xt||_F^2`` exactly.
+    This is the official orthogonal script's noise (``2-NN-Orthogonal-experiment.py:97-98,112-115``: ``xi ~
+    N(0, rho)`` of shape (n, h), ``y = X beta + xi``; the commented ``rho = 0.001`` at d = 1000 is SNR 1).
     """
     check_depth(depth, allowed=tuple(range(2, 65)))
     positive("width h", h)
@@ -72,8 +80,6 @@ def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", d
     if int(h) != h or int(draws) != draws or draws < 1:
         raise ValueError(f"width h and draws must be positive integers, got h={h!r}, draws={draws!r}")
     nonnegative("label noise variance", noise)
-    if noise > 0 and data != "gaussian":
-        raise ValueError(f"label noise is implemented for Gaussian data only (got data={data!r}, noise={noise!r})")
     h, draws = int(h), int(draws)
     gen = torch.Generator().manual_seed(seed)
     k = trained_layers(depth)
@@ -92,16 +98,22 @@ def sample_setup(depth: int, h: int, draws: int = 1, init: str = "orthogonal", d
         beta = torch.randn(*shape, generator=gen, dtype=torch.float64) / (h if depth == 2 else h**0.5)
         a = None if depth == 2 else torch.randn(draws, h, 1, generator=gen, dtype=torch.float64) / h**0.5
     noise_xt = noise_sq = None
-    if noise > 0:
+    if noise > 0 and data == "gaussian":
         xi = torch.randn(*beta.shape, generator=gen, dtype=torch.float64) * noise**0.5
         noise_xt, noise_sq = x.transpose(-1, -2) @ xi / h, (xi**2).sum(dim=(-2, -1)) / h
+    elif noise > 0:  # orthogonal data: Q_x^T xi / sqrt(n), i.i.d. N(0, rho / n) (docstring)
+        noise_xt = torch.randn(*beta.shape, generator=gen, dtype=torch.float64) * (noise / h) ** 0.5
+        noise_sq = (noise_xt**2).sum(dim=(-2, -1))
     return LinearSetup(depth, h, weights, a, beta, sigma, float(h) if depth == 2 else h**0.5, noise_xt, noise_sq)
 
 
 def signal_variance(depth: int, h: int) -> float:
-    """Variance of one noiseless label entry ``x^T beta`` of the Gaussian data of :func:`sample_setup`
-    (``x ~ N(0, I_h)``): ``h / h^2 = 1/h`` at depth 2, ``h / h = 1`` deeper; a label SNR ``r`` is the noise
-    variance ``signal_variance / r``."""
+    """Variance of one noiseless label entry ``x^T beta`` of the data of :func:`sample_setup`: ``1/h`` at depth 2,
+    ``1`` deeper, for both kinds. Gaussian data (``x ~ N(0, I_h)``): ``h / h^2`` and ``h / h``. Orthogonal data
+    (``X = sqrt(n) Q_x``): the mean square of the entries of ``X beta`` is ``||X beta||_F^2 / (n m) =
+    ||beta||_F^2 / m`` over the ``m`` outputs, ``(h / d) / h = 1/h`` at depth 2 (``beta = Q_beta / sqrt(d)``, the
+    official ``2-NN-Orthogonal-experiment.py:114``, so rho = 0.001 is SNR 1 at d = 1000) and ``1`` deeper (a unit
+    ``beta``). A label SNR ``r`` is the noise variance ``signal_variance / r``."""
     check_depth(depth, allowed=tuple(range(2, 65)))
     return 1.0 / h if depth == 2 else 1.0
 
