@@ -124,6 +124,19 @@ def test_reduced_update_equals_literal_gd_on_the_data_matrix(depth, init, data):
         assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
 
 
+def assert_reduced_is_literal_gd(setup, x, y):
+    """Two steps of the reduced update on ``setup`` equal literal GD on the data matrix ``x`` and labels ``y``, and
+    its train loss is the literal one."""
+    depth, h = setup.depth, setup.h
+    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h) if depth == 2 else sim.layer_rates(depth, 0.7, 1.3)
+    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
+                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
+    for w_red, w_lit in zip(reduced, _literal_gd(setup, x, rates, 2, y=y), strict=True):
+        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
+    out = x @ sim.output_map(setup, reduced)[0]
+    assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
+
+
 @pytest.mark.parametrize("depth", [2, 3])
 def test_label_noise_enters_the_reduced_update_and_training_loss_as_on_the_data_matrix(depth):
     h, rho = 12, 0.3
@@ -136,14 +149,7 @@ def test_label_noise_enters_the_reduced_update_and_training_loss_as_on_the_data_
     xi = torch.randn(*clean.beta.shape[1:], generator=gen, dtype=torch.float64) * rho**0.5
     setup = sim.LinearSetup(depth, h, clean.weights, clean.a, clean.beta, (x.T @ x / h)[None], clean.c,
                             (x.T @ xi / h)[None], (xi**2).sum()[None] / h)
-    y = x @ clean.beta[0] + xi
-    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h) if depth == 2 else sim.layer_rates(depth, 0.7, 1.3)
-    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
-                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
-    for w_red, w_lit in zip(reduced, _literal_gd(setup, x, rates, 2, y=y), strict=True):
-        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
-    out = x @ sim.output_map(setup, reduced)[0]
-    assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
+    assert_reduced_is_literal_gd(setup, x, x @ clean.beta[0] + xi)
     assert clean.noise_xt is None and noisy.noise_xt.shape == clean.beta.shape and noisy.noise_sq.item() > 0
 
 
@@ -167,14 +173,7 @@ def test_orthogonal_label_noise_enters_as_the_statistics_of_the_n_noisy_labels(d
     assert (xt**2).sum().item() == pytest.approx((xi**2).sum().item() / h, rel=1e-12)  # and ||.||^2 = ||xi||^2 / n
     setup = sim.LinearSetup(depth, h, clean.weights, clean.a, clean.beta, None, clean.c, xt[None],
                             (xi**2).sum()[None] / h)
-    y = x @ clean.beta[0] + xi
-    rates = sim.layer_rates(depth, 0.7 * h, 1.3 * h) if depth == 2 else sim.layer_rates(depth, 0.7, 1.3)
-    _, _, reduced = sim.descend(setup.weights, lambda w: sim.gradient(setup, w),
-                                lambda w: sim.population_loss(setup, w), lambda w, g, t: rates, 2)
-    for w_red, w_lit in zip(reduced, _literal_gd(setup, x, rates, 2, y=y), strict=True):
-        assert torch.max(torch.abs(w_red[0] - w_lit)) < 1e-12
-    out = x @ sim.output_map(setup, reduced)[0]
-    assert sim.train_loss(setup, reduced).item() == pytest.approx(((out - y) ** 2).sum().item() / (2 * h), rel=1e-12)
+    assert_reduced_is_literal_gd(setup, x, x @ clean.beta[0] + xi)
 
 
 def test_orthogonal_noise_statistics_match_a_brute_force_simulation_of_the_labels():
