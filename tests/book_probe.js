@@ -138,8 +138,9 @@ function overflows(article) {
   return found.map(describe).slice(0, 12);
 }
 
-// Words and numbers of a table cell split across lines: each run of non-space characters, cut at hyphens and
-// dashes (where a line may break), must lie on one line. Math is skipped (MathJax lays it out itself).
+// Words and numbers of a table cell split across lines: each run of non-space characters, cut at hyphens,
+// dashes, slashes and ellipses (where a line may break), must lie on one line. Math is skipped (MathJax lays it
+// out itself).
 function splitWords(article) {
   const d = article.ownerDocument;
   const found = [];
@@ -147,7 +148,7 @@ function splitWords(article) {
     const walker = d.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       if (node.parentElement.closest('mjx-container, mjx-assistive-mml')) continue;
-      for (const m of node.textContent.matchAll(/[^\s\-\u2010-\u2014]+/g)) {
+      for (const m of node.textContent.matchAll(/[^\s\-\u2010-\u2014\/\u2026]+/g)) {
         const range = d.createRange();
         range.setStart(node, m.index);
         range.setEnd(node, m.index + m[0].length);
