@@ -158,7 +158,11 @@ def test_batchnorm_computes_in_fp32_under_bf16_autocast(device):
     assert all(t.dtype == torch.float32 for t in (bn.weight, bn.bias, bn.running_mean, bn.running_var))
     h32 = h.detach().float().requires_grad_()
     exact = reference(h32)  # fp32 BatchNorm of the same (bf16-valued) input, outside autocast
-    assert torch.equal(out.float(), exact.bfloat16().float())
+    # rounded once: equal to the fp32 result in bf16, up to one bf16 step where a CPU's kernel sums in another
+    # order and lands on the other side of a rounding boundary (seen on an AMD EPYC without bf16 units)
+    rounded = exact.bfloat16().float()
+    assert torch.allclose(out.float(), rounded, rtol=2**-7, atol=0)
+    assert (out.float() == rounded).float().mean().item() > 0.99
     assert torch.allclose(bn.running_mean, reference.running_mean, rtol=1e-6, atol=1e-7)
     assert torch.allclose(bn.running_var, reference.running_var, rtol=1e-6, atol=1e-7)
     grad = torch.randn(exact.shape, generator=gen).bfloat16().to(device)
