@@ -269,8 +269,9 @@ def base_config(f: ForgettingScale) -> dict:
 
 def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
          device: str | torch.device | None = "auto") -> list[TrainConfig]:
-    """Every run of experiment ``name`` at ``scale``: arms x sigma_w x seeds, in a stable order (``fused``: the
-    same runs trained as fused populations, which are runs of their own, see :mod:`fibook.sweep`).
+    """Every run of experiment ``name`` at ``scale``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
+    way has trained every arm at its first seed before any arm at its second (``fused``: the same runs trained as
+    fused populations, which are runs of their own, see :mod:`fibook.sweep`).
 
     A scale whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
     else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit
@@ -279,7 +280,7 @@ def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
     precision = resolve_precision(f.precision, resolve_device(device))
     base = base_config(f) | {"fused": fused, "precision": precision}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
-            for arm in exp.arms(f, g) for seed in exp.seeds(f, g) for sigma in exp.sigmas(f, g)]
+            for seed in exp.seeds(f, g) for arm in exp.arms(f, g) for sigma in exp.sigmas(f, g)]
 
 
 def sigma_grid(name: str, scale: str | Scale | None = None) -> tuple[float, ...]:
