@@ -10,6 +10,7 @@ figures are being laid out.
 import base64
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,8 +95,59 @@ def test_the_check_finds_a_figure_drawn_too_small_and_one_from_elsewhere(tmp_pat
     assert found[0].startswith("cell 0: smallest text") and "not drawn through" in found[1]
 
 
+def caption_problems(path: Path) -> list[str]:
+    """What keeps a reader from finding a figure by its number: every cell that shows an image carries a caption
+    and a name ``fig-...`` in its ``mystnb.figure`` metadata (MyST-NB then renders a numbered figure), and the
+    chapter's prose refers to it with ``{numref}``."""
+    nb = json.loads(path.read_text())
+    prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    out = []
+    for i, cell in enumerate(nb["cells"]):
+        if not any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            continue
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        name, caption = figure.get("name", ""), figure.get("caption", "").strip()
+        if not caption:
+            out.append(f"cell {i}: a figure without a caption")
+        if not name.startswith("fig-"):
+            out.append(f"cell {i}: a figure without a name fig-... ({name!r})")
+        elif not re.search(r"\{numref\}`([^`<]*<)?" + re.escape(name) + r">?`", prose):
+            out.append(f"cell {i}: the prose never refers to {name} with {{numref}}")
+    return out
+
+
+def figure_names(path: Path) -> list[str]:
+    nb = json.loads(path.read_text())
+    return [c["metadata"]["mystnb"]["figure"]["name"] for c in nb["cells"]
+            if c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[str(p.relative_to(ROOT / "chapters")) for p in CHAPTERS])
+def test_every_figure_has_a_numbered_caption_the_prose_refers_to(path):
+    assert caption_problems(path) == []
+
+
+def test_figure_names_are_unique_across_the_book():
+    names = [n for p in CHAPTERS for n in figure_names(p)]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_caption_check_finds_a_bare_figure_and_an_unreferenced_one(tmp_path):
+    image = {"output_type": "display_data", "data": {"image/png": ""}}
+    named = {"mystnb": {"figure": {"name": "fig-a", "caption": "What to see."}}}
+    for prose, expected in ((["See {numref}`fig-a`."], 1), (["See {numref}`Figure %s <fig-a>`."], 1),
+                            (["See fig-a."], 2)):
+        nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": prose},
+                        {"cell_type": "code", "metadata": {}, "source": [], "outputs": [image]},
+                        {"cell_type": "code", "metadata": named, "source": [], "outputs": [image]}], "metadata": {}}
+        (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+        found = caption_problems(tmp_path / "nb.ipynb")
+        assert len(found) == expected + 1, found  # the bare cell lacks both a caption and a name
+        assert found[0] == "cell 1: a figure without a caption"
+
+
 if __name__ == "__main__":  # python tests/test_figures.py [NOTEBOOK ...]: the problems of each chapter
     import sys
 
     for p in [Path(a).resolve() for a in sys.argv[1:]] or CHAPTERS:
-        print(p.relative_to(ROOT), *problems(p) or ["ok"], sep="\n  ")
+        print(p.relative_to(ROOT), *problems(p) + caption_problems(p) or ["ok"], sep="\n  ")
