@@ -97,14 +97,19 @@ def test_the_check_finds_a_figure_drawn_too_small_and_one_from_elsewhere(tmp_pat
 
 def caption_problems(path: Path) -> list[str]:
     """What keeps a reader from finding a figure by its number: every cell that shows an image carries a caption
-    and a name ``fig-...`` in its ``mystnb.figure`` metadata (MyST-NB then renders a numbered figure), and the
-    chapter's prose refers to it with ``{numref}``."""
+    and a name ``fig-...`` in its ``mystnb.figure`` metadata (MyST-NB then renders a numbered figure), shows
+    nothing else (MyST-NB would put a table of the same cell inside the figure too), and the chapter's prose
+    refers to it with ``{numref}``."""
     nb = json.loads(path.read_text())
     prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     out = []
     for i, cell in enumerate(nb["cells"]):
         if not any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
             continue
+        shown = [o for o in cell["outputs"] if o["output_type"] in ("display_data", "execute_result")]
+        if len(shown) > 1:  # MyST-NB wraps every displayed output of a captioned cell in the figure
+            out.append(f"cell {i}: the figure shares its cell with {len(shown) - 1} other displayed output(s); "
+                       "give it a cell of its own")
         figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
         name, caption = figure.get("name", ""), figure.get("caption", "").strip()
         if not caption:
@@ -144,6 +149,11 @@ def test_the_caption_check_finds_a_bare_figure_and_an_unreferenced_one(tmp_path)
         found = caption_problems(tmp_path / "nb.ipynb")
         assert len(found) == expected + 1, found  # the bare cell lacks both a caption and a name
         assert found[0] == "cell 1: a figure without a caption"
+    table = {"output_type": "display_data", "data": {"text/html": "<table></table>"}}
+    nb["cells"][2]["outputs"].append(table)
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    assert "cell 2: the figure shares its cell with 1 other displayed output(s)" in caption_problems(
+        tmp_path / "nb.ipynb")[2]
 
 
 if __name__ == "__main__":  # python tests/test_figures.py [NOTEBOOK ...]: the problems of each chapter
