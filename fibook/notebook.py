@@ -7,7 +7,7 @@
   rounding noise reaches a stored output.
 * :func:`frames_explorer` is a slider over precomputed figures that works in the static HTML page without a
   kernel (the slider switches between embedded images in the browser); :func:`live_explorer` recomputes the
-  figure in a running kernel for any value.
+  figure in a running kernel for any value, and :func:`slider_shows` is the value a slider reads in the page.
 """
 
 from __future__ import annotations
@@ -125,13 +125,39 @@ def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence],
 LIVE_CLASS = "fibook-live"
 
 
+def slider_shows(slider) -> float | None:
+    """The value a slider's view shows in the browser for the value its model holds, or None for a control
+    without a step (a dropdown).
+
+    The browser puts the handle on the slider's grid, ``min + k * step`` (in ``log_base`` of the value for a
+    FloatLogSlider), nearest the value and within ``[min, max]``; the kernel keeps the value as given. So a slider
+    whose value lies off its grid reads another number than the one its figure was drawn at (an IntSlider at 1000
+    with ``min=32, step=32`` reads 992). ``slider`` is an ipywidgets slider or the state dict of one stored in a
+    notebook (keys ``_model_name``, ``value``, ``min``, ``max``, ``step`` and, for a log slider, ``base``).
+    """
+    state = slider if isinstance(slider, Mapping) else {
+        "_model_name": slider._model_name, **{k: getattr(slider, k, None) for k in ("value", "min", "max", "step")},
+        "base": getattr(slider, "base", None)}
+    kind = state.get("_model_name")
+    if kind not in ("IntSliderModel", "FloatSliderModel", "FloatLogSliderModel") or not state.get("step"):
+        return None
+    lo, hi, step = state["min"], state["max"], state["step"]
+    log = kind == "FloatLogSliderModel"
+    x = float(np.log(state["value"]) / np.log(state["base"])) if log else state["value"]
+    x = min(max(lo + round((x - lo) / step) * step, lo), hi)
+    if log:
+        return float(state["base"] ** x)
+    return int(x) if kind == "IntSliderModel" else float(x)
+
+
 def live_explorer(render: Callable[..., object], **sliders):
     """An ipywidgets ``interact`` explorer that recomputes ``render(**values)`` for any slider position.
 
     Needs a running kernel. Its box carries the class :data:`LIVE_CLASS`: in the static page
     (``_static/live_widgets.js``, ``_static/fibook.css``) its controls are disabled under a note, so no control
     shows a value the stored figure beside it does not. ``sliders`` are passed to ``ipywidgets.interactive``
-    (e.g. ``alpha=FloatLogSlider(...)``).
+    (e.g. ``alpha=FloatLogSlider(...)``); a slider whose value lies off its grid is refused (ValueError), since
+    the page would show another value than the one the figure is drawn at (:func:`slider_shows`).
     """
     import ipywidgets as W
     import matplotlib.pyplot as plt
@@ -140,6 +166,12 @@ def live_explorer(render: Callable[..., object], **sliders):
         render(**values)
         plt.show()
 
+    for name, control in sliders.items():
+        shown = slider_shows(control) if isinstance(control, W.Widget) else None
+        if shown is not None and not np.isclose(shown, control.value, rtol=1e-9, atol=1e-9 * control.step):
+            raise ValueError(f"slider {name!r} opens on {control.value!r}, off its grid (min {control.min!r}, "
+                                 f"step {control.step!r}): the page would show {shown!r} beside a figure drawn at "
+                                 f"{control.value!r}")
     box = W.interactive(show, **sliders)
     box.add_class(LIVE_CLASS)
     for control in box.children[:-1]:  # every control but the output: its whole name shown

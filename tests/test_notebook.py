@@ -1,5 +1,7 @@
 """Chapter helpers: tables and the kernel-free explorer."""
 
+from pathlib import Path
+
 import ipywidgets as W
 import matplotlib
 from ipywidgets.widgets.widget import _instances
@@ -9,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from fibook.notebook import Claim, claims_markdown_rows, frames_explorer, markdown_table  # noqa: E402
+from fibook.notebook import Claim, claims_markdown_rows, frames_explorer, live_explorer, markdown_table  # noqa: E402
 
 
 def test_markdown_table_escapes_pipes_and_newlines():
@@ -67,3 +69,48 @@ def test_below_prints_a_bound_under_the_floor_and_digits_above():
         below(1e-10, 2e-9)
     with pytest.raises(ValueError, match="power of ten"):
         below(1e-10, 0.0)
+
+
+def test_a_slider_shows_the_value_on_its_grid_nearest_its_own():
+    from fibook.notebook import slider_shows
+
+    assert slider_shows(W.IntSlider(value=1000, min=32, max=8192, step=32)) == 992  # what the page reads
+    assert slider_shows(W.IntSlider(value=1000, min=32, max=8192, step=8)) == 1000
+    assert slider_shows(W.FloatSlider(value=1.0, min=0.05, max=3.0, step=0.05)) == pytest.approx(1.0)
+    assert slider_shows(W.FloatLogSlider(value=1e-3, base=10, min=-6, max=0, step=0.1)) == pytest.approx(1e-3)
+    assert slider_shows(W.FloatLogSlider(value=2e-3, base=10, min=-6, max=0, step=0.5)) == pytest.approx(10**-2.5)
+    assert slider_shows({"_model_name": "IntSliderModel", "value": 1000, "min": 32, "max": 512, "step": 32}) == 512
+    assert slider_shows(W.Dropdown(options=[1, 2])) is None
+
+
+def test_live_explorer_refuses_a_slider_that_would_read_another_value_than_its_figure():
+    with pytest.raises(ValueError, match="slider 'h' opens on 1000, off its grid .* would show 992"):
+        live_explorer(render, a=W.IntSlider(value=1, min=0, max=4), h=W.IntSlider(value=1000, min=32, max=8192,
+                                                                                   step=32))
+    box = live_explorer(lambda a, b: render(a, b), a=W.IntSlider(value=1000, min=32, max=8192, step=8),
+                        b=W.FloatSlider(value=0.0, min=0.0, max=0.99, step=0.01))
+    assert box.children[0].value == 1000
+    plt.close("all")
+
+
+def stored_sliders(path):
+    """(description, state) of every slider stored in a notebook's widget state."""
+    import json
+
+    nb = json.loads(path.read_text())
+    state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return [(m["state"].get("description"), m["state"]) for m in state.get("state", {}).values()
+            if m["model_name"] in ("IntSliderModel", "FloatSliderModel", "FloatLogSliderModel")]
+
+
+CHAPTERS = sorted((Path(__file__).resolve().parent.parent / "chapters").rglob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_every_stored_live_slider_reads_the_value_its_figure_is_drawn_at(path):
+    """A live explorer's stored figure is drawn at its sliders' values; the page must show those values (in
+    two_steps an h slider at 1000 with step 32 read 992 beside the figure at h = 1000)."""
+    from fibook.notebook import slider_shows
+
+    for name, state in stored_sliders(path):
+        assert slider_shows(state) == pytest.approx(state["value"], rel=1e-9, abs=1e-12), (name, state)
