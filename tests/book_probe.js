@@ -119,21 +119,25 @@ function describe(e) {
   return `${e.tagName.toLowerCase()}${cls ? '.' + cls : ''}: ${text}`;
 }
 
+// A table, an equation, a figure or an explorer frame wider than the column scrolls in its own box, by design
+// (fibook.css): such a box and what it holds are not cut off.
+const OWN_BOXES = 'table, mjx-container, figure, .jp-RenderedImage, .widget-box:has(> img.widget-image)';
+
 // Content cut off on the right: an element reaching past the article's right edge, or a box that hides part
 // of its content behind a horizontal scroll bar. Only the outermost offender of a subtree is reported.
 function overflows(article) {
   const edge = article.getBoundingClientRect().right;
   const found = [];
+  const own = [...article.querySelectorAll(OWN_BOXES)].filter(e => getComputedStyle(e).overflowX === 'auto');
   for (const e of article.querySelectorAll('*')) {
-    if (e.closest('mjx-assistive-mml') || found.some(f => f.contains(e))) continue;
+    if (e.closest('mjx-assistive-mml') || found.some(f => f.contains(e)) || own.some(b => b !== e && b.contains(e)))
+      continue;
     const r = e.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;
     const style = getComputedStyle(e);
     // inline boxes (inline math) are not scroll boxes: their scrollWidth counts italic overhang
     const scrolls = !style.display.startsWith('inline') && ['auto', 'scroll', 'hidden'].includes(style.overflowX);
-    // a table or a display equation wider than the column scrolls in its own box, by design (fibook.css)
-    const ownBox = e.matches('table, mjx-container[display="true"]') && style.overflowX === 'auto';
-    if ((scrolls && !ownBox && e.scrollWidth > e.clientWidth + 1) || r.right > edge + 1) found.push(e);
+    if ((scrolls && !own.includes(e) && e.scrollWidth > e.clientWidth + 1) || r.right > edge + 1) found.push(e);
   }
   return found.map(describe).slice(0, 12);
 }
@@ -156,6 +160,21 @@ function splitWords(article) {
         if (tops.size > 1) found.push(m[0]);
       }
     }
+  }
+  return found.slice(0, 12);
+}
+
+// Slider readouts (the value a slider shows) that a reader cannot see: scrolled into view, the element at the
+// readout's centre is not the readout (a box clips it, or something covers it).
+function hiddenReadouts(article) {
+  const d = article.ownerDocument;
+  const found = [];
+  for (const readout of article.querySelectorAll('.widget-readout')) {
+    if (readout.offsetParent === null) continue;
+    readout.scrollIntoView({block: 'center', inline: 'nearest'});
+    const r = readout.getBoundingClientRect();
+    const hit = d.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!(r.width > 0 && hit && readout.contains(hit))) found.push(describe(readout.closest('.widget-slider') || readout));
   }
   return found.slice(0, 12);
 }
@@ -187,7 +206,6 @@ async function liveControls(d) {
 
 async function inspect(page) {
   const frame = document.getElementById('f');
-  console.log(`fibook-probe: page ${page}`);  // console lines after this one belong to this page
   await new Promise(resolve => { frame.onload = resolve; frame.src = page; });
   await sleep(window.SETTLE_MS);
   const d = frame.contentDocument;
@@ -211,6 +229,8 @@ async function inspect(page) {
     figures: article ? await figures(article) : [],
     overflows: article ? overflows(article) : [],
     split_words: article ? splitWords(article) : [],
+    hidden_readouts: article ? hiddenReadouts(article) : [],
+    console: frame.contentWindow.__fibookConsole || ['the console hook is missing from this page'],
     raw_tables: (text.match(/^[ \t]*\|.*\|[ \t]*$/gm) || []).slice(0, 5),
     article_width: article ? Math.round(article.getBoundingClientRect().width) : 0,
   };

@@ -1,12 +1,14 @@
 """The rendered book: it builds without warnings, and every page shows what a reader uses, offline.
 
-The book is built once; headless Chromium (network cut, a 1280-px window) then opens every page of ``_toc.yml`` in
-turn through ``tests/book_probe.js``, which reports per page: broken images, math left untypeset, raw TeX or error
-text in the prose, widget errors, for each static explorer (``fibook.notebook.frames_explorer``) whether moving
-each of its sliders (key presses dispatched to the slider) switches the figure shown and moving it back restores
-it, whether kernel-only controls are inert, every shown figure's displayed/natural width and the measurements
-``fibook.style`` wrote into it (smallest text, offset labels, overlapping texts), any element cut off on the
-right, and console errors (from Chromium's log); the page's weight (HTML and images) is added here.
+The book is built once; headless Chromium (network cut) then opens every page of ``_toc.yml`` in turn through
+``tests/book_probe.js``, in a 1280-px window and again at a phone's 390 px, which reports per page: broken images,
+math left untypeset, raw TeX or error text in the prose, widget errors, for each static explorer
+(``fibook.notebook.frames_explorer``) whether moving each of its sliders (key presses dispatched to the slider)
+switches the figure shown and moving it back restores it, whether kernel-only controls are inert, every shown
+figure's displayed/natural width and the measurements ``fibook.style`` wrote into it (smallest text, offset
+labels, overlapping texts), any element cut off on the right, slider readouts out of view, and every console
+error (``console.error``, uncaught exceptions and failed loads, recorded by a hook put at the top of each page);
+the page's weight (HTML and images) is added here.
 ``python tests/test_book.py _build/html`` prints the per-page table of these for a built book.
 A check of the rendered page is one more key in the probe's report and one more test here.
 
@@ -97,63 +99,76 @@ def page_weight(html_dir: Path, page: str) -> int:
     return total
 
 
-CONSOLE_LINE = re.compile(r':CONSOLE[:(]\d+\)?\] "(.*)", source: (\S+)')
-CONSOLE_ERROR = re.compile(r"^Uncaught|Failed to load resource")
+PHONE = 390  # px: a phone held upright
+
+# Put first in each page's <head>: every console.error, uncaught exception, unhandled rejection and failed load of
+# the page, from its first script on, is kept in window.__fibookConsole for the probe to read.
+CONSOLE_HOOK = (
+    "<script>(() => { const seen = window.__fibookConsole = []; const error = console.error.bind(console);"
+    " console.error = (...a) => { seen.push('console.error: ' + a.map(String).join(' ')); error(...a); };"
+    " addEventListener('error', e => seen.push(e.target && e.target !== window"
+    " ? 'failed to load: ' + (e.target.src || e.target.href) : 'uncaught: ' + e.message), true);"
+    " addEventListener('unhandledrejection', e => seen.push('unhandled rejection: ' + e.reason)); })();</script>")
 
 
-def console_errors(stderr: str) -> dict[str, list[str]]:
-    """Uncaught exceptions and failed loads Chromium logged, per page (the probe logs which page comes next)."""
-    errors: dict[str, list[str]] = {}
-    page = None
-    for line in stderr.splitlines():
-        m = CONSOLE_LINE.search(line)
-        if not m:
-            continue
-        message = m.group(1)
-        if message.startswith("fibook-probe: page "):
-            page = message.removeprefix("fibook-probe: page ").removesuffix(".html")
-        elif page and CONSOLE_ERROR.search(message):
-            errors.setdefault(page, []).append(f"{message[:200]} ({m.group(2).rsplit('/', 1)[-1]})")
-    return errors
+def with_console_hook(html_dir: Path, into: Path) -> Path:
+    """A copy of the built book in ``into`` whose pages carry :data:`CONSOLE_HOOK` first in their <head>."""
+    shutil.copytree(html_dir, into, dirs_exist_ok=True)
+    for page in PAGES:
+        path = into / f"{page}.html"
+        text = path.read_text()
+        if "<head>" not in text:
+            raise ValueError(f"{path}: no <head> to put the console hook in")
+        path.write_text(text.replace("<head>", "<head>" + CONSOLE_HOOK, 1))
+    return into
 
 
-def probe(html_dir: Path, profile: Path) -> dict[str, dict]:
-    """The probe's report of every page of the book built in ``html_dir``, keyed by page, with each page's
-    console errors (``console``) and weight in bytes (``weight``) added."""
-    shutil.copy(ROOT / "tests" / "book_probe.js", html_dir / "_probe.js")
-    wrapper = html_dir / "_probe.html"
+def probe(html_dir: Path, workdir: Path, viewport: int = VIEWPORT) -> dict[str, dict]:
+    """The probe's report of every page of the book built in ``html_dir`` at a window ``viewport`` px wide, keyed
+    by page, with each page's weight in bytes (``weight``) added; ``workdir`` holds the hooked copy of the book and
+    Chromium's profile."""
+    book = with_console_hook(html_dir, workdir / "book")
+    shutil.copy(ROOT / "tests" / "book_probe.js", book / "_probe.js")
+    wrapper = book / "_probe.html"
     wrapper.write_text(
         '<!doctype html><html><body style="margin:0"><pre id="out">pending</pre>'
-        f'<iframe id="f" style="width:{VIEWPORT}px;height:3000px;border:0"></iframe>'
+        f'<iframe id="f" style="width:{viewport}px;height:3000px;border:0"></iframe>'
         f"<script>window.PAGES = {json.dumps([f'{p}.html' for p in PAGES])}; window.SETTLE_MS = {SETTLE_MS};</script>"
         '<script src="_probe.js"></script></body></html>')
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
            "--disable-background-networking", "--disable-component-update", "--allow-file-access-from-files",
-           f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", f"--window-size={VIEWPORT + 40},1000",
-           "--enable-logging=stderr", "--v=0",
+           f"--user-data-dir={workdir / 'profile'}", "--proxy-server=127.0.0.1:9",
+           f"--window-size={max(viewport, VIEWPORT) + 40},1000",
            f"--virtual-time-budget={(SETTLE_MS + 8000) * len(PAGES)}", "--dump-dom", wrapper.as_uri()]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     start = proc.stdout.find('<pre id="out">') + len('<pre id="out">')
     raw = proc.stdout[start:proc.stdout.find("</pre>", start)]
     assert raw.startswith("["), f"probe did not report: {raw!r}\n{proc.stderr[-2000:]}"
     reports = json.loads(raw.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
-    errors = console_errors(proc.stderr)
-    out = {}
-    for r in reports:
-        page = r["page"].removesuffix(".html")
-        out[page] = r | {"console": errors.get(page, []), "weight": page_weight(html_dir, page)}
-    return out
+    return {r["page"].removesuffix(".html"): r | {"weight": page_weight(html_dir, r["page"].removesuffix(".html"))}
+            for r in reports}
 
 
-@pytest.fixture(scope="module")
-def rendered(built_book, tmp_path_factory):
-    """The probe's report of every page, keyed by page."""
+def needs_chromium():
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("Chromium is required in CI (Debian package 'chromium')")
         pytest.skip("Chromium not installed: the browser check needs Debian's package 'chromium' "
                     "(`make test` installs it when run as root)")
-    return probe(built_book, tmp_path_factory.mktemp("chromium-profile"))
+
+
+@pytest.fixture(scope="module")
+def rendered(built_book, tmp_path_factory):
+    """The probe's report of every page in a laptop's window, keyed by page."""
+    needs_chromium()
+    return probe(built_book, tmp_path_factory.mktemp("laptop"))
+
+
+@pytest.fixture(scope="module")
+def on_a_phone(built_book, tmp_path_factory):
+    """The probe's report of every page on a phone, keyed by page."""
+    needs_chromium()
+    return probe(built_book, tmp_path_factory.mktemp("phone"), PHONE)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -179,9 +194,55 @@ def test_no_console_errors(rendered, page):
     assert rendered[page]["console"] == []
 
 
+def test_the_console_hook_records_errors_exceptions_and_failed_loads(tmp_path):
+    """The hook the probe puts in each page sees a console.error, an uncaught exception and a missing image."""
+    needs_chromium()
+    (tmp_path / "page.html").write_text(
+        f"<html><head>{CONSOLE_HOOK}</head><body><img src='missing.png'><script>console.error('one', 2);"
+        "setTimeout(() => { throw new Error('two'); });</script></body></html>")
+    (tmp_path / "probe.html").write_text(
+        "<html><body><pre id='out'></pre><iframe id='f' src='page.html'></iframe><script>"
+        "document.getElementById('f').onload = () => setTimeout(() => { document.getElementById('out').textContent ="
+        " JSON.stringify(document.getElementById('f').contentWindow.__fibookConsole); }, 500);</script></body></html>")
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+           "--allow-file-access-from-files", "--virtual-time-budget=2000", "--dump-dom",
+           (tmp_path / "probe.html").as_uri()]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    start = out.index("<pre id=\"out\">") + len("<pre id=\"out\">")
+    seen = json.loads(out[start:out.index("</pre>", start)].replace("&quot;", '"'))
+    assert seen[0] == "console.error: one 2"
+    assert any(s.startswith("failed to load: ") and s.endswith("missing.png") for s in seen), seen
+    assert any(s.startswith("uncaught: ") and "two" in s for s in seen), seen
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_nothing_in_the_article_is_cut_off_on_the_right(rendered, page):
     assert rendered[page]["overflows"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_on_a_phone_nothing_in_the_article_is_cut_off_on_the_right(on_a_phone, page):
+    """Tables, display equations, figures and explorer frames wider than a phone's column scroll in their own
+    box (fibook.css); nothing else reaches past the edge."""
+    assert on_a_phone[page]["overflows"] == []
+
+
+@pytest.mark.parametrize("window", ["rendered", "on_a_phone"])
+@pytest.mark.parametrize("page", PAGES)
+def test_every_slider_readout_is_in_view(request, window, page):
+    assert request.getfixturevalue(window)[page]["hidden_readouts"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_on_a_phone_every_figure_is_legible(on_a_phone, page):
+    """A figure keeps its laptop size on a phone and scrolls, so its smallest text as shown stays legible."""
+    for f in on_a_phone[page]["figures"]:
+        assert f["font_px"] is not None and f["font_px"] >= style.MIN_FONT_PX, (page, f)
+
+
+def test_the_css_keeps_figures_at_the_width_fibook_style_draws_for():
+    css = (ROOT / "_static" / "fibook.css").read_text()
+    assert re.findall(r"min-width: (\d+)px", css) == [str(style.ARTICLE_PX)]
 
 
 @pytest.mark.parametrize("page", PAGES)
