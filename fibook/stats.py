@@ -1,6 +1,7 @@
-"""Statistics the verdicts read: an estimate with its standard error and degrees of freedom, Student-t intervals,
-the two-sided difference test, the equivalence test (two one-sided tests), a deterministic seed bootstrap, a slope
-fit with its interval, and the family-wise error of a table of tests.
+"""Statistics the verdicts of every Part read: an estimate with its standard error and degrees of freedom, Student-t
+intervals, the two-sided difference test, the equivalence test (two one-sided tests), a deterministic seed
+bootstrap, the mean of paired differences, slope fits (and power laws fitted on log-log axes) with their
+intervals, the Bonferroni bound for a table of z-scores, and the family-wise error of a table of tests.
 
 Every test runs at one level, :data:`CONFIDENCE`. With the few seeds a CPU affords (two or three), a standard
 error has one or two degrees of freedom, and the t quantile says what that costs: a 95 % two-sided interval is
@@ -160,6 +161,48 @@ def slope(x: Sequence[float], y: Sequence[float]) -> Estimate:
         return Estimate(b, math.nan, math.nan)
     resid = y - y.mean() - b * (x - x.mean())
     return Estimate(b, math.sqrt(float((resid**2).sum()) / (x.size - 2) / sxx), x.size - 2)
+
+
+def mean(values: Sequence[float]) -> Estimate:
+    """The mean of ``values`` (paired differences, say) with its standard error sd / sqrt(n) on n - 1 degrees of
+    freedom (sd with ddof = 1; no error bar for one value)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        raise ValueError("a mean needs at least one value")
+    if v.size == 1:
+        return Estimate(float(v[0]), math.nan, math.nan)
+    return Estimate(float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)), v.size - 1)
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A fitted power p of ``|y| ∝ x^p`` over ``n`` points with the half-width of its :data:`CONFIDENCE` Student-t
+    interval on n - 2 degrees of freedom (the residuals carry both the noise and any curvature)."""
+
+    slope: float
+    half: float
+    n: int
+
+    def text(self) -> str:
+        return f"{self.slope:.2f} ± {self.half:.2f}"
+
+
+def log_slope(x: Sequence[float], y: Sequence[float], level: float = CONFIDENCE) -> Slope:
+    """:func:`slope` of log|y| on log x, as a :class:`Slope` with the half-width of its two-sided ``level``
+    interval (three or more points: two leave no residual to measure it)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 3:
+        raise ValueError(f"a slope with an interval needs three or more points, got {x.size}")
+    fit = slope(np.log(x), np.log(np.abs(y)))
+    return Slope(fit.value, fit.half_width(level), int(x.size))
+
+
+def bonferroni_z(n: int, level: float) -> float:
+    """The two-sided Bonferroni bound for ``n`` z-scores at family-wise level ``level``: Phi^-1(1 - level / 2n).
+    If no null hypothesis is false, all n |z| stay below it with probability at least 1 - level."""
+    if n < 1:
+        raise ValueError(f"need at least one z-score, got {n}")
+    return float(_scipy.norm.isf(level / (2 * n)))
 
 
 def family_wise_error(tests: int, level: float = CONFIDENCE) -> float:

@@ -6,6 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fibook import stats
 from fibook.layerwise import claims
 from fibook.layerwise.scheduler import ScheduleRun
 from fibook.scales import get_scale
@@ -21,7 +22,7 @@ def small_scale():
 
 
 def slope(value, half=0.01):
-    return claims.Slope(value, half, 5)
+    return stats.Slope(value, half, 5)
 
 
 SETTLED = (256, 362, 512, 724)  # four fitted widths from FIT_FROM on
@@ -57,19 +58,6 @@ def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_a_negative_i
     assert claims.second_step_rate(*rate(EPS)) == "no"
     assert claims.second_step_rate(*rate(-0.5, 0.25 - EPS)) == "yes"
     assert claims.second_step_rate(*rate(-0.5, 0.25)) == "not resolved"
-
-
-def test_log_slope_recovers_a_power_law_and_widens_its_interval_with_curvature():
-    h = 256 * 2 ** (np.arange(5) / 2)  # equally spaced in log h, so a square term is orthogonal to the line
-    exact = claims.log_slope(h, 3.0 * h**-0.75)
-    assert exact.slope == pytest.approx(-0.75, abs=1e-12) and exact.half < 1e-12 and exact.n == 5
-    x = np.log(h)
-    bent = claims.log_slope(h, -np.exp(-0.75 * x + 0.05 * (x - x.mean()) ** 2))  # the sign is ignored
-    resid = 0.05 * ((x - x.mean()) ** 2 - ((x - x.mean()) ** 2).mean())  # curvature left after the line
-    se = np.sqrt((resid**2).sum() / 3 / ((x - x.mean()) ** 2).sum())
-    assert bent.half == pytest.approx(3.182446305284263 * se, rel=1e-9)  # t quantile 0.975, 3 degrees of freedom
-    with pytest.raises(ValueError, match="needs at least 4 widths, got 3"):
-        claims.log_slope(h[:3], h[:3])
 
 
 def test_slopes_are_fitted_from_width_256_or_over_the_four_largest_widths():

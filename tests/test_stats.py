@@ -205,3 +205,33 @@ def test_the_family_wise_error_is_the_bonferroni_bound_capped_at_one():
     assert stats.family_wise_error(3, level=0.99) == pytest.approx(0.03)
     with pytest.raises(ValueError, match=">= 0"):
         stats.family_wise_error(-1)
+
+
+def test_log_slope_recovers_a_power_law_and_widens_its_interval_with_curvature():
+    h = 256 * 2 ** (np.arange(5) / 2)  # equally spaced in log h, so a square term is orthogonal to the line
+    exact = stats.log_slope(h, 3.0 * h**-0.75)
+    assert exact.slope == pytest.approx(-0.75, abs=1e-12) and exact.half < 1e-12 and exact.n == 5
+    x = np.log(h)
+    bent = stats.log_slope(h, -np.exp(-0.75 * x + 0.05 * (x - x.mean()) ** 2))  # the sign is ignored
+    resid = 0.05 * ((x - x.mean()) ** 2 - ((x - x.mean()) ** 2).mean())  # curvature left after the line
+    se = np.sqrt((resid**2).sum() / 3 / ((x - x.mean()) ** 2).sum())
+    assert bent.half == pytest.approx(3.182446305284263 * se, rel=1e-9)  # t quantile 0.975, 3 degrees of freedom
+    with pytest.raises(ValueError, match="three or more points, got 2"):
+        stats.log_slope(h[:2], h[:2])
+
+
+def test_mean_of_paired_differences_has_its_t_interval():
+    d = np.array([0.1, 0.3, 0.2, 0.6])
+    e = stats.mean(d)
+    assert e.value == pytest.approx(0.3) and e.df == 3
+    assert e.half_width() == pytest.approx(scipy_stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2)
+    assert not stats.mean([0.4]).has_error_bar
+    with pytest.raises(ValueError, match="at least one value"):
+        stats.mean([])
+
+
+def test_bonferroni_z_bounds_n_z_scores_at_the_family_wise_level():
+    assert stats.bonferroni_z(1, 0.05) == pytest.approx(1.959963984540054)
+    assert stats.bonferroni_z(16, 0.05) == pytest.approx(scipy_stats.norm.ppf(1 - 0.05 / 32))
+    with pytest.raises(ValueError, match="at least one z-score"):
+        stats.bonferroni_z(0, 0.05)

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 # the thresholds of the split preferences and of divergence, recorded with the rules that read them
+from fibook import stats
 from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
@@ -62,7 +63,7 @@ STEP1_TOL = 0.2
 STEP2_SLOPE = -0.5
 STEP2_TOL = 0.25
 SAME_TOL = 1e-9
-CONFIDENCE = 0.95
+CONFIDENCE = stats.CONFIDENCE
 MC_LEVEL = 0.05
 RATIO_TOL = 1e-6
 WINDOW_TOL = 0.1
@@ -82,32 +83,6 @@ def slope_widths(widths: Sequence[float]) -> np.ndarray:
     return big if len(big) >= MIN_FIT_WIDTHS else widths[-MIN_FIT_WIDTHS:]
 
 
-@dataclass(frozen=True)
-class Slope:
-    """A least-squares slope of log|y| on log h over ``n`` widths with the half-width of its 95 % Student-t
-    interval (n − 2 degrees of freedom: the residuals carry both the Monte-Carlo noise and any curvature)."""
-
-    slope: float
-    half: float
-    n: int
-
-    def text(self) -> str:
-        return f"{self.slope:.2f} ± {self.half:.2f}"
-
-
-def log_slope(widths: Sequence[float], values: Sequence[float]) -> Slope:
-    """Fit ``log|values| = slope log(widths) + c`` by least squares; :class:`Slope` with its 95 % interval."""
-    from scipy.stats import t as student
-
-    x, y = np.log(np.asarray(widths, dtype=float)), np.log(np.abs(np.asarray(values, dtype=float)))
-    if len(x) < MIN_FIT_WIDTHS:
-        raise ValueError(f"a slope with an interval needs at least {MIN_FIT_WIDTHS} widths, got {len(x)}")
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (slope * x + intercept)
-    se = np.sqrt((resid**2).sum() / (len(x) - 2) / ((x - x.mean()) ** 2).sum())
-    return Slope(float(slope), float(student.ppf(0.975, len(x) - 2) * se), len(x))
-
-
 def _unsettled(widths: Sequence[float]) -> str | None:
     """The reason a width rate cannot be read from a fit over ``widths`` (fewer than ``MIN_FIT_WIDTHS`` of them
     reach ``FIT_FROM``, below which the gap has not settled), else None."""
@@ -119,7 +94,7 @@ def _unsettled(widths: Sequence[float]) -> str | None:
             f"settled (the rate needs {MIN_FIT_WIDTHS})")
 
 
-def scales_like(fit: Slope, exponent: float, tol: float) -> str:
+def scales_like(fit: stats.Slope, exponent: float, tol: float) -> str:
     """Does a fitted power of ``h`` match ``exponent``? ``not resolved`` when the interval's half-width is at least
     ``tol`` (too wide to decide), else ``yes`` when ``|slope − exponent| < tol`` and ``no`` otherwise."""
     if fit.half >= tol:
@@ -128,7 +103,7 @@ def scales_like(fit: Slope, exponent: float, tol: float) -> str:
 
 
 @rule("STEP1_SLOPE", "STEP1_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
-def first_step_rate(fit: Slope, widths: Sequence[float]) -> str:
+def first_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
     """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): :func:`scales_like` with exponent
     ``STEP1_SLOPE`` and tolerance ``STEP1_TOL``; ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
     ``widths`` reach ``FIT_FROM``."""
@@ -136,7 +111,7 @@ def first_step_rate(fit: Slope, widths: Sequence[float]) -> str:
 
 
 @rule("STEP2_SLOPE", "STEP2_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
-def second_step_rate(fit: Slope, widths: Sequence[float]) -> str:
+def second_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
     """The surrogate error at step 2 is O(1/√h): ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
     ``widths`` reach ``FIT_FROM``; else ``not resolved`` when the interval's half-width is at least
     ``STEP2_TOL``, ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``, ``qualitatively`` when the whole interval
@@ -152,13 +127,9 @@ def second_step_rate(fit: Slope, widths: Sequence[float]) -> str:
 
 
 def z_critical(n: int, level: float = MC_LEVEL) -> float:
-    """The two-sided Bonferroni bound for ``n`` z-scores at family-wise level ``level``: Phi^-1(1 − level / 2n).
-    If every closed form is right, all n |z| stay below it with probability at least 1 − level."""
-    from scipy.stats import norm
-
-    if n < 1:
-        raise ValueError(f"need at least one z-score, got {n}")
-    return float(norm.isf(level / (2 * n)))
+    """:func:`fibook.stats.bonferroni_z` of ``n`` z-scores at ``MC_LEVEL``: if every closed form is right, all n
+    |z| stay below it with probability at least 1 − level."""
+    return stats.bonferroni_z(n, level)
 
 
 @rule("MC_LEVEL")
@@ -174,12 +145,12 @@ def dominates_by_sqrt_h(ratios: Sequence[float]) -> str:
     return "yes" if all(abs(r - 1.0) < RATIO_TOL for r in ratios) else "no"
 
 
-def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, Slope],
+def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, stats.Slope],
                      fit_widths: Sequence[int]) -> list[Claim]:
     """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (``z``, every setting and step;
     :func:`closed_forms_agree`), A against B (``ratios`` = (‖A‖_F / ‖B‖_F) / √h per width and layer of the
     orthogonal setting; :func:`dominates_by_sqrt_h`), and the width rates of the surrogate error at steps 1 and 2
-    (``slopes``, :func:`log_slope` fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
+    (``slopes``, :func:`fibook.stats.log_slope` fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
     sizes = scale.layerwise
     worst = max(abs(r - 1.0) for r in ratios)
     return [
@@ -227,7 +198,7 @@ def literal_midpoint(losses: Iterable[np.ndarray], step: int, kind: str) -> str:
 
 
 @rule("WINDOW_TOL")
-def window_edge(fit: Slope, derived: float, derived_text: str, edge: str) -> str:
+def window_edge(fit: stats.Slope, derived: float, derived_text: str, edge: str) -> str:
     """A result of fibook's own on how an edge (``edge``: "lower" or "upper") of the step-2 window grows with
     width; the paper states no window edge (its O(h√h) for two layers and O(h) for three are the rates below
     which dropping B, the surrogate, is valid; Corollary 5.6's wording is not public). :func:`scales_like` of the
@@ -272,12 +243,12 @@ WINDOW_PAPER = {2: "no window edge stated: O(h√h) for two layers is the rate b
 
 
 def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
-                         windows: Mapping[int, tuple[Slope, Slope]], window_widths: Sequence[int],
+                         windows: Mapping[int, tuple[stats.Slope, stats.Slope]], window_widths: Sequence[int],
                          robust: Sequence[CaseResult]) -> list[Claim]:
     """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
     run, the split grid and its (points, steps + 1) losses; :func:`literal_midpoint`, one row per step); how the
     step-2 window's edges grow with width at depths 2 and 3 (``windows``: per depth, the lower and upper edges'
-    :func:`log_slope` over ``window_widths``; :func:`window_edge`, results of fibook's own against its derivation:
+    :func:`fibook.stats.log_slope` over ``window_widths``; :func:`window_edge`, results of fibook's own against its derivation:
     h/2 at depth 2's lower edge, h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
     :func:`robustness_agrees` of each run's ``claim`` in the paper's settings, :func:`variant_result` for fibook's
     variants)."""
@@ -345,8 +316,6 @@ class Paired:
 def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
     """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (unbounded
     for one pair, NaN for none)."""
-    from scipy.stats import t as student
-
     if method.final.shape != baseline.final.shape:
         raise ValueError(f"the two runs must train the same draws, got {method.final.shape} and "
                          f"{baseline.final.shape}")
@@ -355,7 +324,7 @@ def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
     if d.size < 2:
         half = np.inf
     else:
-        half = float(student.ppf((1 + CONFIDENCE) / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+        half = stats.mean(d).half_width(CONFIDENCE)
     m = float(d.mean()) if d.size else np.nan
     return Paired(m, m - half, m + half, int(d.size), int((d > SAME_TOL).sum()), int(method.diverged.sum()),
                   int(baseline.diverged.sum()))

@@ -23,7 +23,7 @@ or another width) gives a result of fibook's own (:attr:`Case.own`). The paper's
 (:func:`paper_budget`), so that at h = 1000 a case runs at exactly the official ``lr_max``.
 
 The width window of the step-2 optimum is where the closed form's split curvature is positive at equal rates
-(:func:`step2_window`); its edges are fitted as powers of ``h`` (:func:`fibook.layerwise.claims.log_slope`).
+(:func:`step2_window`); its edges are fitted as powers of ``h`` (:func:`fibook.stats.log_slope`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fibook import stats
 from fibook.layerwise import simulation as sim
-from fibook.layerwise.claims import Slope, log_slope
 from fibook.layerwise.closed_forms import best_splits, split_curvature
 from fibook.layerwise.scheduler import EVAL_SEED, Setting, diverged_draws, run_schedule
 
@@ -291,11 +291,11 @@ def robustness_plan(sim_width: int, draws: int, wide_width: int, wide_draws: int
     return sorted(plan, key=lambda run: order[run[0].name])
 
 
-def window_fits(depth: int, widths=WINDOW_WIDTHS, points: int = 4000) -> tuple[np.ndarray, Slope, Slope]:
+def window_fits(depth: int, widths=WINDOW_WIDTHS, points: int = 4000) -> tuple[np.ndarray, stats.Slope, stats.Slope]:
     """The :func:`step2_window` edges of ``depth`` (searched over ``WINDOW_RANGE[depth]``) at each of ``widths``,
-    each fitted as a power of ``h`` (:func:`fibook.layerwise.claims.log_slope`): ``(edges, lower fit, upper
+    each fitted as a power of ``h`` (:func:`fibook.stats.log_slope`): ``(edges, lower fit, upper
     fit)``, ``edges`` (widths, 2)."""
     if depth not in WINDOW_RANGE:
         raise ValueError(f"the step-2 window has a closed form at depths {sorted(WINDOW_RANGE)}, got {depth!r}")
     edges = np.array([step2_window(depth, h, *WINDOW_RANGE[depth], points) for h in widths])
-    return edges, log_slope(widths, edges[:, 0]), log_slope(widths, edges[:, 1])
+    return edges, stats.log_slope(widths, edges[:, 0]), stats.log_slope(widths, edges[:, 1])

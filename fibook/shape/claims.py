@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from fibook import stats
 from fibook.notebook import below
 from fibook.scales import Scale
 from fibook.verdicts import Claim, not_thresholded, rule
@@ -65,7 +66,7 @@ def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> str:
     n, g = np.asarray(norms, dtype=float)[order], np.asarray(gaps, dtype=float)[order]
     if len(n) < 2:
         raise ValueError(f"a trend needs at least two initial norms, got {len(n)}")
-    slope = np.polyfit(np.log(n), np.log(g), 1)[0]
+    slope = stats.slope(np.log(n), np.log(g)).value
     return "yes" if np.all(np.diff(g) > 0) and slope >= VANISH_MIN_SLOPE else "no"
 
 
