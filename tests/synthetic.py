@@ -1,6 +1,7 @@
 """Synthetic Part I records with known answers, for the analysis and verdict tests; independent reference
 computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles from
-scipy); and random data of a dataset's shape for the trainer's tests."""
+scipy); random data of a dataset's shape for the trainer's tests; and Part II's small random regression
+problems."""
 
 import itertools
 
@@ -86,3 +87,17 @@ def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
 
     return DatasetSplits(name="random", classes=tuple(f"class {k}" for k in range(classes)), train=split(),
                          val=split(), test=split(), mean=(0.5,) * channels, std=(0.25,) * channels)
+
+
+def regression_problem(seed):
+    """A random (X, y) of the smoke scale's Part II size (N = 10 samples, d = 30 features), standard normal."""
+    from fibook.scales import get_scale
+
+    small = get_scale("smoke").shape
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((small.n_small, small.d_small)), rng.standard_normal(small.n_small)
+
+
+def rel(a, b):
+    """The relative distance ||a - b|| / ||b||."""
+    return np.linalg.norm(a - b) / np.linalg.norm(b)

@@ -7,23 +7,12 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 from scipy.optimize import brentq
+from synthetic import regression_problem, rel
 
 from fibook.scales import get_scale
 from fibook.shape import claims
 from fibook.shape import closed_forms as S
 from fibook.shape import training as G
-
-SMALL = get_scale("smoke").shape  # N = 10, d = 30 random problems
-
-
-def problem(seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((SMALL.n_small, SMALL.d_small)), rng.standard_normal(SMALL.n_small)
-
-
-def rel(a, b):
-    return np.linalg.norm(a - b) / np.linalg.norm(b)
-
 
 # ---- Theorem 4.1: diagonal networks -----------------------------------------------------------------------
 
@@ -33,7 +22,7 @@ SHAPES = [(0.01, 0.0), (0.01, 0.5), (1e-3, 0.3), (0.1, 0.9), (0.2, 0.7), (1.0, 0
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize(("alpha", "s"), SHAPES)
 def test_gradient_flow_reaches_argmin_Q(seed, alpha, s):
-    X, y = problem(seed)
+    X, y = regression_problem(seed)
     net = G.DiagonalNet()
     init = G.diagonal_init(alpha, s, X.shape[1])
     flow = G.gradient_flow(net, X, y, init, t_max=1e5)
@@ -50,7 +39,7 @@ def test_gradient_flow_reaches_argmin_Q(seed, alpha, s):
 
 
 def test_tied_model_is_the_u_equals_v_case():
-    X, y = problem(2)
+    X, y = regression_problem(2)
     flow = G.gradient_flow(G.DiagonalNet(tied=True), X, y, G.diagonal_init(0.01, 0, X.shape[1], tied=True))
     assert rel(flow.beta, S.diagonal_argmin_Q(X, y, 4 * 0.01).beta) < 1e-6
     init = G.diagonal_init(0.01, 0, X.shape[1], tied=True)
@@ -59,7 +48,7 @@ def test_tied_model_is_the_u_equals_v_case():
 
 
 def test_bias_depends_on_effective_scale_not_product():
-    X, y = problem(3)
+    X, y = regression_problem(3)
     # equal u0^2 + v0^2 = 0.02 (kappa = 0.01) from different products
     s = 0.9
     alpha = 0.01 * (1 - s**2) / (1 + s**2)
@@ -72,7 +61,7 @@ def test_bias_depends_on_effective_scale_not_product():
 
 
 def test_gd_with_small_steps_approaches_the_flow():
-    X, y = problem(4)
+    X, y = regression_problem(4)
     init = G.diagonal_init(0.1, 0.5, 30)
     ref = S.diagonal_argmin_Q(X, y, 4 * S.effective_scale(0.1, 0.5)).beta
     errs = [rel(G.gradient_descent(G.DiagonalNet(), X, y, init, lr=lr, loss_tol=1e-24).beta, ref)
@@ -81,7 +70,7 @@ def test_gd_with_small_steps_approaches_the_flow():
 
 
 def test_large_scale_gives_min_l2_at_rate_one_over_k():
-    X, y = problem(5)
+    X, y = regression_problem(5)
     l2 = S.min_l2(X, y)
     dist = [np.linalg.norm(S.diagonal_argmin_Q(X, y, sk).beta - l2) for sk in (1e2, 1e4)]
     # q_k(x) = x^2 / (2 sqrt k) - x^4 / (6 k^{3/2}) + ...: the l2 error shrinks like 1/sqrt(k)^2
@@ -90,7 +79,7 @@ def test_large_scale_gives_min_l2_at_rate_one_over_k():
 
 
 def test_small_scale_approaches_min_l1_logarithmically():
-    X, y = problem(6)
+    X, y = regression_problem(6)
     l1 = S.min_l1(X, y)
     n1 = np.abs(l1).sum()
     # Q_k(beta) = L ||beta||_1 + R(beta) + O(sqrt k) with L = 1/2 log(2/sqrt k), R(beta) = sum |b|/2 (log 2|b| - 1)
@@ -128,7 +117,7 @@ def test_q_k_matches_integral_series_and_asymptotics():
 
 
 def test_dual_newton_stable_for_extreme_k():
-    X, y = problem(7)
+    X, y = regression_problem(7)
     for sk in (1e-300, 1e-50, 1e50):
         sol = S.diagonal_argmin_Q(X, y, sk)
         assert np.all(np.isfinite(sol.beta))
@@ -136,7 +125,7 @@ def test_dual_newton_stable_for_extreme_k():
 
 
 def test_bad_input_is_rejected_with_what_is_allowed():
-    X, y = problem(8)
+    X, y = regression_problem(8)
     with pytest.raises(ValueError, match=r"alpha must be finite and > 0"):
         G.diagonal_init(0.0, 0.5, 30)
     with pytest.raises(ValueError, match=r"shape s must lie in \[0, 1\)"):

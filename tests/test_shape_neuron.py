@@ -2,26 +2,16 @@
 
 import numpy as np
 import pytest
+from synthetic import regression_problem, rel
 
 from fibook.scales import get_scale
 from fibook.shape import closed_forms as S
 from fibook.shape import training as G
 
-SMALL = get_scale("smoke").shape
-
-
-def problem(seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((SMALL.n_small, SMALL.d_small)), rng.standard_normal(SMALL.n_small)
-
-
-def rel(a, b):
-    return np.linalg.norm(a - b) / np.linalg.norm(b)
-
 
 @pytest.mark.parametrize(("alpha", "s"), [(0.01, 0.0), (0.1, 0.5), (0.1, 0.95), (1.0, -0.5), (0.5, 0.3)])
 def test_single_neuron_flow_reaches_explicit_endpoint(alpha, s):
-    X, y = problem(0)
+    X, y = regression_problem(0)
     init = G.two_layer_init(alpha, s, X.shape[1], rng=1, signs=1)
     flow = G.gradient_flow(G.TwoLayerNet(), X, y, init, t_max=1e5)
     assert np.sign(flow.params["a"][0]) == 1  # no sign flip for these shapes
@@ -86,7 +76,7 @@ def test_time_warp_turns_the_metric_into_a_hessian():
 
 
 def test_sign_flip_needs_the_final_sign():
-    X, y = problem(5)
+    X, y = regression_problem(5)
     # delta < 0 with a tiny output weight of the "wrong" sign: a(t) crosses zero
     rng = np.random.default_rng(6)
     w0 = rng.standard_normal(X.shape[1])
@@ -105,7 +95,7 @@ def test_sign_flip_needs_the_final_sign():
 
 
 def test_leaky_neuron_via_transformed_targets():
-    X, y = problem(7)
+    X, y = regression_problem(7)
     rho = 0.2
     init = G.two_layer_init(0.1, 0.5, X.shape[1], rng=8, signs=1)
     net = G.TwoLayerNet(rho=rho)
@@ -122,7 +112,7 @@ def test_leaky_neuron_via_transformed_targets():
 
 
 def test_many_neurons_deviate_from_the_summed_formula():
-    X, y = problem(9)
+    X, y = regression_problem(9)
     init = G.two_layer_init(1.0, -0.3, X.shape[1], width=3, rng=10)  # mixed signs of a0
     flow = G.gradient_flow(G.TwoLayerNet(), X, y, init, t_max=1e5)
     Bq = S.summed_neuron_argmin(X, y, init["a"], init["W"])
@@ -143,7 +133,7 @@ def test_many_neurons_deviate_from_the_summed_formula():
 
 
 def test_many_neurons_reach_the_summed_formula_as_equal_delta_inits_vanish_and_not_with_unequal_delta():
-    X, y = problem(9)
+    X, y = regression_problem(9)
     net = G.TwoLayerNet()
 
     def gap(deltas, r):

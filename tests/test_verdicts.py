@@ -1,8 +1,8 @@
 """Verdicts as records: classes, rules with thresholds, the per-scale verdict file and the diff of two scales."""
 
 import json
-import re
 import multiprocessing
+import re
 import sys
 
 import pytest

@@ -150,7 +150,8 @@ def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float
     """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (``z``, every setting and step;
     :func:`closed_forms_agree`), A against B (``ratios`` = (‖A‖_F / ‖B‖_F) / √h per width and layer of the
     orthogonal setting; :func:`dominates_by_sqrt_h`), and the width rates of the surrogate error at steps 1 and 2
-    (``slopes``, :func:`fibook.stats.log_slope` fitted over ``fit_widths``; :func:`first_step_rate`, :func:`second_step_rate`)."""
+    (``slopes``, :func:`fibook.stats.log_slope` fitted over ``fit_widths``; :func:`first_step_rate`,
+    :func:`second_step_rate`)."""
     sizes = scale.layerwise
     worst = max(abs(r - 1.0) for r in ratios)
     return [
@@ -248,10 +249,10 @@ def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndar
     """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
     run, the split grid and its (points, steps + 1) losses; :func:`literal_midpoint`, one row per step); how the
     step-2 window's edges grow with width at depths 2 and 3 (``windows``: per depth, the lower and upper edges'
-    :func:`fibook.stats.log_slope` over ``window_widths``; :func:`window_edge`, results of fibook's own against its derivation:
-    h/2 at depth 2's lower edge, h^(2/3) at depth 3's upper edge); and one row per robustness run (``robust``;
-    :func:`robustness_agrees` of each run's ``claim`` in the paper's settings, :func:`variant_result` for fibook's
-    variants)."""
+    :func:`fibook.stats.log_slope` over ``window_widths``; :func:`window_edge`, results of fibook's own against its
+    derivation: h/2 at depth 2's lower edge, h^(2/3) at depth 3's upper edge); and one row per robustness run
+    (``robust``; :func:`robustness_agrees` of each run's ``claim`` in the paper's settings, :func:`variant_result`
+    for fibook's variants)."""
     H, h = scale.layerwise.width, scale.layerwise.sim_width
     curves = [loss for _, loss in literal.values()]
     span = f"closed form, {len(window_widths)} widths h = {min(window_widths)}…{max(window_widths)}"
