@@ -129,17 +129,25 @@ def plan(name: str, scale: str | None = None, fuse: bool = False, device: str = 
     ids = [run_id(c) for c in configs]
     done = {i: records[i] for i in ids if i in records and records[i].status != "failed"}
     failed = {i: records[i] for i in ids if i in records and records[i].status == "failed"}
-    others: dict[str, dict] = {}
+    others: dict[str, Record] = {}
     for other in EXPERIMENTS:
-        path = results.results_path(other, scale_name)
-        if other != name and path.exists():
-            for r in results.read_records(path):
-                if r.status != "failed":
-                    others[r.id] = r
+        if other != name:
+            others |= {r.id: r for r in _neighbour_records(results.results_path(other, scale_name))
+                       if r.status != "failed"}
     todo = [(i, c) for i, c in zip(ids, configs, strict=True) if i not in done]
     reusable = {i: others[i] for i, _ in todo if i in others}
     pending = [c for i, c in todo if i not in reusable]
     return Plan(exp.name, scale_name, len(configs), done, failed, reusable, pending)
+
+
+def _neighbour_records(path) -> list[Record]:
+    """The records of another experiment's results file, whose finished runs a sweep may reuse; a file that
+    cannot be read is skipped with a warning naming it (it blocks only its own experiment's sweeps)."""
+    try:
+        return results.read_records(path)
+    except results.ResultsError as e:
+        print(f"warning: not reusing runs of {path}: {e}", file=sys.stderr)
+        return []
 
 
 def check_data(configs: list[TrainConfig]) -> None:
@@ -235,15 +243,14 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
                          "this process cannot see: with a cluster, name the device (cuda or cpu)")
     path = results.results_path(exp.name, scale_name)
     counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
-    with results.writing(path):
+    with results.writing(path) as appender:
         # what this call keeps is counted in the file: Ctrl-C can land between a record's write and its count
-        before = len(results.read_records(path)) if path.exists() else 0
+        before = len(results.read_records(path))
         p = plan(exp.name, scale_name, fuse, device)
         if cluster is None:
             check_data(p.pending)
         for record in p.reusable.values():
-            results.append_record(path, dataclasses.replace(record, experiment=p.experiment))
-            counts["reused"] += 1
+            counts["reused"] += appender.append(dataclasses.replace(record, experiment=p.experiment))
         groups = group_runs(p.pending, max_population)
         from tqdm.auto import tqdm
 
@@ -251,8 +258,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
         try:
             for records in _execute(groups, p, device, workers, cluster, worker_timeout):
                 for record in records:
-                    results.append_record(path, record)
-                    counts[record.status] += 1
+                    counts[record.status] += appender.append(record)
                 bar.update(len(records))
         except KeyboardInterrupt:
             raise SweepInterrupted(len(results.read_records(path)) - before, path) from None

@@ -34,7 +34,7 @@ def record(i, status="ok", experiment="x", **config):
     if status == "failed":
         return dataclasses.replace(r, summary=None, history=None, layer_names=None,
                                    error="Traceback ...\nRuntimeError: boom\n")
-    return r
+    return dataclasses.replace(r, diverged_epoch=1) if status == "diverged" else r
 
 
 def append_line(path, obj):
@@ -65,9 +65,15 @@ def test_repair_refuses_a_broken_line_that_is_not_the_tail(store):
     results.append_record(path, record(1))
     with pytest.raises(results.CorruptResultsError, match="line 2"):
         results.read_records(path)
-    with pytest.raises(results.CorruptResultsError, match="not a tail"):
+    with pytest.raises(results.CorruptResultsError, match="line 2 is bad but valid records follow; run "
+                                                          r"`python -m fibook repair x --scale smoke --line 2`"):
         results.repair(path)
     assert len(path.read_bytes().splitlines()) == 3  # nothing was dropped
+    with pytest.raises(results.ResultsError, match="line 3 is a valid record; only a bad line is set aside"):
+        results.repair(path, line=3)
+    assert results.repair(path, line=2) == 1  # the named bad line is set aside, not deleted
+    assert [r.id for r in results.read_records(path)] == [record(0).id, record(1).id]
+    assert results.rejected_path(path).read_bytes() == b"garbage\n"
 
 
 def test_load_keeps_the_latest_record_per_id_and_filters(store):
@@ -384,13 +390,13 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
 @needs_fmnist
 def test_ctrl_c_between_a_records_write_and_its_count_still_counts_it(store, monkeypatch):
     """A flaky report of the test above: Ctrl-C landed after a record was written but before it was counted."""
-    write = results.append_record
+    write = results.Appender.append
 
-    def write_then_interrupt(path, record):
-        write(path, record)
+    def write_then_interrupt(self, record):
+        write(self, record)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results, "append_record", write_then_interrupt)
+    monkeypatch.setattr(results.Appender, "append", write_then_interrupt)
     with pytest.raises(sweep.SweepInterrupted) as stopped:
         sweep.run_sweep("sgd_remembers", "smoke", progress=False)
     assert stopped.value.kept == 1 == len(results.load("sgd_remembers", "smoke"))
