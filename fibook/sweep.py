@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import re
 import signal
 import statistics
@@ -41,6 +42,7 @@ from fibook.scales import get_scale
 
 DEVICES = ("auto", "cpu", "cuda")
 WORKER_TIMEOUT = 60.0  # seconds to wait for a scheduler to answer and for its first worker to join
+MAX_WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class SweepError(RuntimeError):
@@ -233,6 +235,9 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     :class:`fibook.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
     far are recorded."""
     whole("workers", workers)
+    if cluster is None and workers > MAX_WORKERS:
+        raise ValueError(f"workers must be at most {MAX_WORKERS}, the CPU cores this process may use (one "
+                         f"single-threaded worker per core), got {workers}")
     whole("max_population", max_population)
     if not (isinstance(worker_timeout, (int, float)) and worker_timeout > 0):
         raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")

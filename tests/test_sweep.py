@@ -486,3 +486,33 @@ def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(scale)
     assert big["T_SGD"] == pytest.approx(small["T_SGD"], rel=5e-3)
     assert big_steps == pytest.approx(2 * small_steps, rel=5e-3)
     assert big["T_adapt"] == pytest.approx(2 * small["T_adapt"], rel=5e-3)
+
+
+@needs_fmnist
+def test_the_lock_holds_when_the_results_file_is_replaced_mid_sweep(store):
+    """A sweep locked the file it opened first; `cp F F.new && mv F.new F` (git checkout, rsync, an editor) left a
+    new file unlocked, and a second sweep trained 9 runs twice (21 lines for 12 runs)."""
+    env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet"]
+    path = results.results_path("optimizers", "smoke")
+    first = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < 3):
+            time.sleep(0.2)
+        copy = path.with_name("smoke.jsonl.new")
+        copy.write_bytes(path.read_bytes())
+        os.replace(copy, path)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert "another sweep (or repair) is writing" in second.stderr and "Traceback" not in second.stderr
+        out, err = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    assert first.returncode == 0, err
+    assert "was replaced while this sweep wrote it" in err
+    ids = [r.id for r in results.read_records(path)]
+    assert sorted(ids) == sorted(run_id(c) for c in runs("optimizers", "smoke"))  # one line per run
