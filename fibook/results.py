@@ -137,8 +137,9 @@ def _store_error(path: Path, e: OSError, writing_: bool) -> ResultsError:
     if e.errno == errno.ENXIO:
         return ResultsError(f"results file {path} is a FIFO, not a regular file; move it away (a results file is "
                             "one JSONL file)")
-    return ResultsError(f"cannot {what} results file {path} ({e.strerror or e}); make it {what}able or set "
-                        f"$FIBOOK_RESULTS to a {what}able folder")
+    able = "writable" if writing_ else "readable"
+    return ResultsError(f"cannot {what} results file {path} ({e.strerror or e}); make it {able} or set "
+                        f"$FIBOOK_RESULTS to a {able} folder")
 
 
 def _open_regular(path: Path, writing_: bool) -> int | None:
