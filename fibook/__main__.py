@@ -19,7 +19,7 @@ from pathlib import Path
 from fibook import data, reproduce, scales, verdicts
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.results import ResultsError, load, rejected_path, repair, results_path
-from fibook.sweep import MAX_WORKERS, WORKER_TIMEOUT, SweepError, SweepInterrupted, run_sweep, status
+from fibook.sweep import MAX_WORKERS, WORKER_TIMEOUT, SweepError, SweepInterrupted, quiet_distributed, run_sweep, status
 
 
 def cmd_data(args) -> int:
@@ -59,6 +59,8 @@ def cmd_sweep(args) -> int:
         raise ValueError(wrong)
     given = {k: v for k, v in (("workers", args.workers), ("max_population", args.max_population),
                                ("worker_timeout", args.worker_timeout)) if v is not None}
+    if args.cluster is not None:
+        quiet_distributed()  # for good: a closed client may still log its lost scheduler as it winds down
     try:
         counts = run_sweep(args.name, args.scale, device=args.device, cluster=args.cluster, fuse=args.fuse,
                            progress=not args.quiet, **given)
