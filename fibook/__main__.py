@@ -189,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--max-population", type=_positive, default=None,
                    help="with --fuse: largest fused population (default 16)")
     q.add_argument("--worker-timeout", type=_seconds, default=None, metavar="SECONDS",
-                   help=f"with --cluster: how long to wait for the scheduler and its first worker "
-                        f"(default {WORKER_TIMEOUT:g})")
+                   help=f"with --cluster: how long to wait for the scheduler, its first worker, and for a worker "
+                        f"when none is left (default {WORKER_TIMEOUT:g})")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q = experiment_parser("status", "what an experiment has done and has left", cmd_status)
     q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")

@@ -9,7 +9,11 @@ instead of retrained. Divergence is a result (``diverged``); an exception inside
 Parallelism: ``workers=1`` trains in this process. More workers, or a ``cluster`` address, use Dask
 distributed: a ``LocalCluster`` of ``workers`` processes with one thread each (on a shared CPU, two threads per
 process were measured up to 11x slower than one), or the scheduler at ``cluster`` (a dask-jobqueue Slurm/PBS
-cluster, a multi-GPU dask-cuda cluster, ...). ``fuse=True`` trains runs that differ only in sigma_w and seed as
+cluster, a multi-GPU dask-cuda cluster, ...). Every worker of a cluster is checked before it trains: it runs
+this fibook (same version and commit, which every result it returns must carry too), it has the device, and it
+says which precision ``auto`` stands for there. A cluster sweep stops with :class:`SweepError`, recording no
+unfinished run, when no worker has been connected for ``worker_timeout`` seconds or the scheduler is lost; a
+rerun trains what is missing. ``fuse=True`` trains runs that differ only in sigma_w and seed as
 one fused network (:mod:`fibook.forgetting.fused`), the fast path on a GPU. A fused network sums in another
 order than one network at a time, so in fp32 its numbers differ and its runs are other runs: their configs say
 ``fused: true`` and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused.py`` checks).

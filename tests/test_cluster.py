@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import fibook
 from fibook import results
 from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.paths import PROJECT_ROOT
@@ -130,18 +131,36 @@ def test_a_sweep_whose_workers_all_went_away_stops_within_the_worker_timeout(sto
     print(f"workers killed: exit {code} after {took:.1f} s (--worker-timeout {TIMEOUT})")
 
 
-def test_a_stale_worker_is_refused_and_nothing_it_computed_is_recorded(store, started, tmp_path):
-    """A worker with another fibook on its path returned results the sweep recorded as its own."""
+def stale_fibook(tmp_path) -> Path:
+    """A folder holding a copy of fibook that says it is version 0.0.0-stale (outside git: commit unknown)."""
     stale = tmp_path / "stale"
     shutil.copytree(PROJECT_ROOT / "fibook", stale / "fibook", ignore=shutil.ignore_patterns("__pycache__"))
     init = stale / "fibook" / "__init__.py"
     init.write_text(init.read_text().replace("__version__ = ", "__version__ = '0.0.0-stale'  # was "))
+    return stale
+
+
+def test_a_stale_worker_is_refused_and_nothing_it_computed_is_recorded(store, started, tmp_path):
+    """A worker with another fibook on its path returned results the sweep recorded as its own."""
     _, address = scheduler(started, tmp_path)
-    worker(started, address, pythonpath=stale)
+    worker(started, address, pythonpath=stale_fibook(tmp_path))
     code, err = finish(sweep(store, address, name="sgd_remembers"))
     assert code == 2
     assert "runs fibook 0.0.0-stale at commit unknown, this sweep" in the_only_message(err)
     assert "its results are not recorded" in err and lines_of(store, "sgd_remembers") == 0
+
+
+def test_a_stale_worker_that_joins_mid_sweep_is_refused_by_its_first_result(store, started, tmp_path):
+    _, address = scheduler(started, tmp_path)
+    good = worker(started, address)
+    proc = sweep(store, address)
+    wait_for_lines(store, 1, proc)
+    worker(started, address, pythonpath=stale_fibook(tmp_path))
+    os.killpg(good.pid, signal.SIGKILL)  # what is left goes to the stale worker
+    code, err = finish(proc)
+    assert code == 2 and "runs fibook 0.0.0-stale at commit unknown" in the_only_message(err)
+    records = results.read_records(results.results_path("optimizers", "smoke"))
+    assert records and {r.provenance["fibook_version"] for r in records} == {fibook.__version__}
 
 
 def test_a_worker_that_cannot_import_fibook_is_named(store, started, tmp_path):
