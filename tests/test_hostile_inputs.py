@@ -176,6 +176,10 @@ CASES = [
     Case("symlink loop, sweep", symlink_loop, SWEEP, 2, r".*cannot write results file .*: a symbolic link loop"),
     Case("unreadable file, status", refused_on(os.O_RDONLY, own_file), STATUS, 2,
          r".*cannot read results file .*smoke.jsonl \(Permission denied\); make it readable"),
+    Case("write-only file, sweep", refused_on(os.O_RDONLY, own_file), SWEEP, 2,
+         r".*cannot read results file .*smoke.jsonl \(Permission denied\); make it readable", 1),
+    Case("unreadable lock file, sweep", refused_on(os.O_WRONLY, lambda store: own_file(store).with_name(
+        "smoke.jsonl.lock")), SWEEP, 2, r".*cannot write results file .*smoke.jsonl.lock \(Permission denied\)", 1),
     Case("read-only file, sweep", refused_on(os.O_WRONLY, own_file), SWEEP, 2,
          r".*cannot write results file .*smoke.jsonl \(Permission denied\); make it writable", 1),
     # a broken neighbour does not block this experiment; its own broken file does
