@@ -4,7 +4,7 @@
 ``scales``  print the table of named scales.
 ``sweep``   run what is missing of a Part I experiment (resumable; parallel with --workers or --cluster).
 ``status``  done / diverged / failed / remaining runs of an experiment, and the estimated time left.
-``repair``  drop the broken tail of an experiment's results file.
+``repair``  set bad lines of an experiment's results file aside (its broken tail, or the line ``--line N``).
 ``verdicts``  print the verdicts the chapters recorded at a scale (``--against book``: only those that differ).
 ``reproduce``  rerun the whole book at a scale: the plan and its cost, the missing runs, every chapter into its own
             tree and its own HTML book, then the verdicts that changed (``make reproduce SCALE=...``).
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from fibook import data, reproduce, scales, verdicts
 from fibook.forgetting.experiments import EXPERIMENTS
-from fibook.results import ResultsError, load, repair, results_path
-from fibook.sweep import WORKER_TIMEOUT, SweepError, SweepInterrupted, run_sweep, status
+from fibook.results import ResultsError, load, rejected_path, repair, results_path
+from fibook.sweep import MAX_WORKERS, WORKER_TIMEOUT, SweepError, SweepInterrupted, quiet_distributed, run_sweep, status
 
 
 def cmd_data(args) -> int:
@@ -41,11 +41,29 @@ def cmd_scales(args) -> int:
     return 0
 
 
+def ignored_flags(args) -> str | None:
+    """What is wrong with sweep flags that would be ignored in their combination, or None."""
+    if args.max_population is not None and not args.fuse:
+        return "--max-population sets the size of fused populations; it needs --fuse"
+    if args.worker_timeout is not None and args.cluster is None:
+        return "--worker-timeout is how long to wait for a cluster's workers; it needs --cluster"
+    if args.workers is not None and args.cluster is not None:
+        return ("--workers sets how many local worker processes train; with --cluster the cluster's workers "
+                "train: leave --workers out and start as many workers as you want")
+    return None
+
+
 def cmd_sweep(args) -> int:
+    wrong = ignored_flags(args)
+    if wrong:
+        raise ValueError(wrong)
+    given = {k: v for k, v in (("workers", args.workers), ("max_population", args.max_population),
+                               ("worker_timeout", args.worker_timeout)) if v is not None}
+    if args.cluster is not None:
+        quiet_distributed()  # for good: a closed client may still log its lost scheduler as it winds down
     try:
-        counts = run_sweep(args.name, args.scale, workers=args.workers, device=args.device, cluster=args.cluster,
-                           fuse=args.fuse, max_population=args.max_population, progress=not args.quiet,
-                           worker_timeout=args.worker_timeout)
+        counts = run_sweep(args.name, args.scale, device=args.device, cluster=args.cluster, fuse=args.fuse,
+                           progress=not args.quiet, **given)
     except SweepInterrupted as e:
         print(e, file=sys.stderr)
         return 130
@@ -72,8 +90,8 @@ def cmd_status(args) -> int:
 
 def cmd_repair(args) -> int:
     path = results_path(args.name, args.scale)
-    dropped = repair(path)
-    print(f"{path}: dropped {dropped} broken line(s)" if dropped else f"{path}: nothing to repair")
+    moved = repair(path, args.line)
+    print(f"{path}: moved {moved} bad line(s) to {rejected_path(path)}" if moved else f"{path}: nothing to repair")
     return 0
 
 
@@ -161,22 +179,28 @@ def main(argv: list[str] | None = None) -> int:
         return q
 
     q = experiment_parser("sweep", "run what is missing of an experiment", cmd_sweep)
-    q.add_argument("--workers", type=_positive, default=1, help="parallel worker processes, one thread each")
+    q.add_argument("--workers", type=_positive, default=None,
+                   help=f"parallel local worker processes, one thread each, at most the {MAX_WORKERS} CPU cores "
+                        "(default 1)")
     q.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     q.add_argument("--cluster", default=None, metavar="ADDRESS",
                    help="a Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
     q.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
-    q.add_argument("--max-population", type=_positive, default=16, help="largest fused population (default 16)")
-    q.add_argument("--worker-timeout", type=_seconds, default=WORKER_TIMEOUT, metavar="SECONDS",
-                   help=f"with --cluster: how long to wait for the scheduler and its first worker "
-                        f"(default {WORKER_TIMEOUT:g})")
+    q.add_argument("--max-population", type=_positive, default=None,
+                   help="with --fuse: largest fused population (default 16)")
+    q.add_argument("--worker-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help=f"with --cluster: how long to wait for the scheduler, its first worker, and for a worker "
+                        f"when none is left (default {WORKER_TIMEOUT:g})")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q = experiment_parser("status", "what an experiment has done and has left", cmd_status)
     q.add_argument("--workers", type=_positive, default=1, help="workers the time estimate assumes")
     q.add_argument("--device", default="auto",
                    help="the device the sweep runs on, which decides an 'auto' precision (default: auto)")
     q.add_argument("--fuse", action="store_true", help="count the fused runs (those of sweep --fuse)")
-    experiment_parser("repair", "drop the broken tail of an experiment's results file", cmd_repair)
+    q = experiment_parser("repair", "set bad lines of an experiment's results file aside (kept in a side file)",
+                          cmd_repair)
+    q.add_argument("--line", type=_positive, default=None, metavar="N",
+                   help="set aside line N, a bad one (default: the broken tail, bad lines no valid one follows)")
     p = sub.add_parser("verdicts", help="print the verdicts recorded at a scale, or those that differ from another's")
     p.add_argument("--scale", type=_scale, required=True, help=f"one of: {', '.join(scales.SCALE_NAMES)}")
     p.add_argument("--against", type=_scale_or_file, default=None, metavar="SCALE",

@@ -11,18 +11,28 @@ diverged_epoch, ``error`` (the traceback).
 
 Accuracies are fractions in [0, 1]. A line is written with one ``write`` call on a file opened for appending, so
 a killed sweep leaves whole lines only; a write that fails part-way (a full disk) is cut back to the last whole
-line; a line cut short by a crash of the machine is reported with its file and line number, and :func:`repair`
-drops such a broken tail. Every line is checked on read (:meth:`Record.from_json`): its fields, its config, its
-id (the hash of that config) and its experiment and scale (those of its file). One sweep at a time writes a
-file: :func:`writing` holds an exclusive lock on it.
+line. Every line is checked on read against one schema (:mod:`fibook.record_schema`) and its file
+(:meth:`Record.from_json`): its fields, their types and ranges, its config, its id (the hash of that config) and
+its experiment and scale (those of its file); a line that fails is reported with its file and line number, and
+:func:`repair` sets it aside into ``SCALE.jsonl.rejected`` beside it (kept, never deleted). Only regular files
+are read or written (a FIFO, a device or a folder is refused before it is opened for good), and every
+``OSError`` on the store becomes a :class:`ResultsError` naming the path and what to do.
+
+One sweep (or repair) at a time writes a file: :func:`writing` holds an exclusive lock on ``SCALE.jsonl.lock``
+beside it, a file nothing replaces, and appends through one handle that is checked before every write to still
+be the file at the path; a results file replaced while a sweep writes it (by ``git checkout``, ``rsync``, an
+editor) is reopened, and a run the new file already holds is not written again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -30,12 +40,8 @@ from pathlib import Path
 from fibook.forgetting.experiments import get_experiment, run_id
 from fibook.forgetting.train import Summary, TrainConfig
 from fibook.paths import results_dir
+from fibook.record_schema import STATUSES, check_fields, decode
 from fibook.scales import get_scale
-
-STATUSES = ("ok", "diverged", "failed")
-FINISHED_FIELDS = ("summary", "history", "layer_names", "diverged_epoch")  # ok and diverged runs only
-FAILED_FIELDS = ("error",)  # failed runs only
-TYPES = {"config": dict, "provenance": dict, "summary": dict, "history": dict, "layer_names": list, "error": str}
 
 
 @dataclass(frozen=True)
@@ -69,17 +75,9 @@ class Record:
     @classmethod
     def from_json(cls, obj: dict, path: Path) -> Record:
         """The record of a JSON line of file ``path`` (``NAME/SCALE.jsonl``); ``ValueError`` says what is wrong
-        unless it has every field of its status with the right types, a valid config and summary, ``id`` equal
-        to that config's hash, and the experiment and scale of its file."""
-        status = obj["status"]
-        needed = ("id", "experiment", "scale", "status", "config", "provenance")
-        needed += FAILED_FIELDS if status == "failed" else FINISHED_FIELDS
-        missing = [f for f in needed if f not in obj]
-        if missing:
-            raise ValueError(f"{status!r} records need the field(s) {', '.join(missing)}")
-        wrong = [f for f, t in TYPES.items() if f in obj and not isinstance(obj[f], t)]
-        if wrong:
-            raise ValueError(f"wrong type: {', '.join(f'{f} (must be {TYPES[f].__name__})' for f in wrong)}")
+        unless it fits the schema (:func:`fibook.record_schema.check_fields`), has a valid config and summary,
+        ``id`` equal to that config's hash, and the experiment and scale of its file."""
+        check_fields(obj)
         try:
             config = TrainConfig(**obj["config"])
         except (TypeError, ValueError) as e:
@@ -89,8 +87,8 @@ class Record:
         for key, expected in (("experiment", path.parent.name), ("scale", path.stem)):
             if obj[key] != expected:
                 raise ValueError(f"{key} {obj[key]!r} does not match its file's {expected!r}")
-        kept = {f: obj[f] for f in needed if f not in ("config", "summary")}
-        if status == "failed":
+        kept = {f: v for f, v in obj.items() if f not in ("config", "summary")}
+        if obj["status"] == "failed":
             return cls(config=config, **kept)
         try:
             summary = Summary(**obj["summary"])
@@ -120,130 +118,249 @@ def results_path(name: str, scale: str) -> Path:
     return results_dir() / name / f"{get_scale(scale).name}.jsonl"
 
 
-def _open_for_append(path: Path) -> int:
-    """A descriptor of ``path`` opened for appending (created with its folder if missing); a folder that is a
-    file, a path that is a folder or a read-only place raise :class:`ResultsError` before anything is trained."""
+def rejected_path(path: Path) -> Path:
+    """The side file beside results file ``path`` that :func:`repair` moves bad lines into."""
+    return path.with_name(path.name + ".rejected")
+
+
+def _store_error(path: Path, e: OSError, writing_: bool) -> ResultsError:
+    """One message for an ``OSError`` on results file ``path``: what is wrong and what to do."""
+    what = "write" if writing_ else "read"
+    if isinstance(e, IsADirectoryError):
+        return ResultsError(f"results file {path} is a folder; move it away (a results file is one JSONL file)")
+    if isinstance(e, (FileExistsError, NotADirectoryError)):
+        return ResultsError(f"cannot {what} results file {path}: a part of its folder is a file ({e.strerror}); "
+                            "move that file away or set $FIBOOK_RESULTS to another folder")
+    if e.errno == errno.ELOOP:
+        return ResultsError(f"cannot {what} results file {path}: a symbolic link loop ({e.strerror}); point the "
+                            "link at a file or remove it")
+    if e.errno == errno.ENXIO:
+        return ResultsError(f"results file {path} is a FIFO, not a regular file; move it away (a results file is "
+                            "one JSONL file)")
+    able = "writable" if writing_ else "readable"
+    return ResultsError(f"cannot {what} results file {path} ({e.strerror or e}); make it {able} or set "
+                        f"$FIBOOK_RESULTS to a {able} folder")
+
+
+def _open_regular(path: Path, writing_: bool) -> int | None:
+    """A descriptor of regular file ``path``, for appending (created with its folder if missing) or reading
+    (None if it does not exist). Opened without blocking, so a FIFO is refused at once, like a device or folder:
+    every ``OSError`` raises :class:`ResultsError` before anything is trained."""
+    flags = os.O_NONBLOCK | os.O_CLOEXEC | (os.O_WRONLY | os.O_APPEND | os.O_CREAT if writing_ else os.O_RDONLY)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except IsADirectoryError as e:
-        raise ResultsError(f"results file {path} is a folder; move it away (a results file is one JSONL file)") \
-            from e
-    except (FileExistsError, NotADirectoryError) as e:
-        raise ResultsError(f"cannot create results file {path}: a part of its folder is a file ({e.strerror}); "
-                           "move that file away or set $FIBOOK_RESULTS to another folder") from e
+        if writing_:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        if writing_:
+            raise _store_error(path, FileNotFoundError(errno.ENOENT, "a folder vanished"), writing_) from None
+        return None
     except OSError as e:
-        raise ResultsError(f"cannot write results file {path} ({e.strerror}); make it writable or set "
-                           "$FIBOOK_RESULTS to a writable folder") from e
+        raise _store_error(path, e, writing_) from e
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise _store_error(path, IsADirectoryError(errno.EISDIR, "is a folder"), writing_)
+        kind = "FIFO" if stat.S_ISFIFO(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "socket"
+        raise ResultsError(f"results file {path} is a {kind}, not a regular file; move it away (a results file is "
+                           "one JSONL file)")
+    os.set_blocking(fd, True)
+    return fd
 
 
-@contextlib.contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on results file ``path`` (created if missing, so an unwritable store fails here,
-    before any training); a second sweep or repair of the same file raises :class:`ResultsBusyError`."""
-    fd = _open_for_append(path)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as e:
-            raise ResultsBusyError(f"another sweep (or repair) is writing {path}; wait for it to finish, or stop "
-                                   "it and rerun: finished runs are kept") from e
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def append_record(path: Path, record: Record) -> None:
+def _write_line(fd: int, path: Path, record: Record) -> None:
     """Append one record as one line, in a single write, flushed to disk. A write that fails part-way is cut
     back to the file's previous end, so the file never holds a partial line, and raises :class:`ResultsError`."""
     line = (json.dumps(record.to_json(), separators=(",", ":"), allow_nan=True) + "\n").encode()
-    fd = _open_for_append(path)
+    start = os.fstat(fd).st_size
     try:
-        start = os.fstat(fd).st_size
+        written = os.write(fd, line)
+        if written != len(line):
+            raise OSError(f"short write: {written} of {len(line)} bytes")
+        os.fsync(fd)
+    except OSError as e:
+        os.ftruncate(fd, start)
+        raise ResultsError(f"writing a record to {path} failed ({e}); the partial line was removed, the file "
+                           "is as before; free disk space and rerun") from e
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not replaced by a rename, nor removed)."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise _store_error(path, e, True) from e
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+class Appender:
+    """Appends the records of one sweep (or repair) to results file ``path`` through one open handle, under the
+    lock of :func:`writing`. Before each write it checks that the path still names the file it holds; a file
+    replaced under it is reopened and read, and a run the new file already holds as finished is not written
+    again."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = _open_regular(path, writing_=True)
+        self.held: set[str] = set()  # the finished runs of a file that replaced the one first opened
+
+    def append(self, record: Record) -> bool:
+        """Write ``record``; False when it was not written because the (replaced) file already holds its run."""
+        if not _same_file(self.fd, self.path):
+            os.close(self.fd)
+            self.fd = _open_regular(self.path, writing_=True)
+            self.held = {r.id for r in latest(read_records(self.path)) if r.status != "failed"}
+            print(f"{self.path} was replaced while this sweep wrote it; writing on to the new file, which holds "
+                  f"{len(self.held)} finished run(s)", file=sys.stderr)
+        if record.id in self.held:
+            return False
+        _write_line(self.fd, self.path, record)
+        return True
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[Appender]:
+    """Hold an exclusive lock on results file ``path`` (on ``path.lock`` beside it, which survives the file
+    being replaced) and yield its :class:`Appender`. The file is created if missing, so an unwritable store
+    fails here, before any training; a second sweep or repair of the same file raises
+    :class:`ResultsBusyError`."""
+    lock = _open_regular(path.with_name(path.name + ".lock"), writing_=True)
+    try:
         try:
-            written = os.write(fd, line)
-            if written != len(line):
-                raise OSError(f"short write: {written} of {len(line)} bytes")
-            os.fsync(fd)
-        except OSError as e:
-            os.ftruncate(fd, start)
-            raise ResultsError(f"writing a record to {path} failed ({e}); the partial line was removed, the file "
-                               "is as before; free disk space and rerun") from e
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            raise ResultsBusyError(f"another sweep (or repair) is writing {path}; wait for it to finish, or stop "
+                                   "it and rerun: finished runs are kept") from e
+        appender = Appender(path)
+        try:
+            yield appender
+        finally:
+            os.close(appender.fd)
+    finally:
+        os.close(lock)  # closing releases the lock
+
+
+def append_record(path: Path, record: Record) -> None:
+    """Append one record to ``path`` outside a sweep (one line, one write; see :func:`_write_line`)."""
+    fd = _open_regular(path, writing_=True)
+    try:
+        _write_line(fd, path, record)
     finally:
         os.close(fd)
 
 
 def _lines(path: Path) -> list[bytes]:
-    if path.is_dir():
-        raise ResultsError(f"results file {path} is a folder; move it away (a results file is one JSONL file)")
-    return path.read_bytes().split(b"\n") if path.exists() else []
-
-
-def _parse(line: bytes) -> dict | None:
+    """The file's bytes split at newlines (the last item is what follows the last newline); [] if missing."""
+    fd = _open_regular(path, writing_=False)
+    if fd is None:
+        return []
     try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return record if isinstance(record, dict) and "id" in record and record.get("status") in STATUSES else None
+        with os.fdopen(fd, "rb") as f:
+            return f.read().split(b"\n")
+    except OSError as e:
+        raise _store_error(path, e, False) from e
+
+
+def _check_line(line: bytes, path: Path, last: bool) -> Record:
+    """The record of one line of ``path``; ``ValueError`` says why it is none (``last``: the final chunk, which
+    has no newline, so it was cut short)."""
+    if last:
+        raise CorruptResultsError("cut short (the file does not end with a newline)")
+    try:
+        obj = decode(line)
+    except ValueError as e:
+        raise CorruptResultsError(str(e)) from None
+    try:
+        return Record.from_json(obj, path)
+    except ValueError as e:
+        raise InvalidRecordError(str(e)) from None
+
+
+def _checked(path: Path) -> list[tuple[int, bytes, Record | ResultsError]]:
+    """Each line of ``path`` with its number and its record, or the error that says why it has none."""
+    chunks = _lines(path)
+    if chunks and chunks[-1] == b"":
+        chunks = chunks[:-1]
+        complete = len(chunks)
+    else:
+        complete = len(chunks) - 1
+    out = []
+    for number, line in enumerate(chunks, start=1):
+        try:
+            out.append((number, line, _check_line(line, path, number > complete)))
+        except CorruptResultsError as e:
+            out.append((number, line, e))
+    return out
+
+
+def _set_aside_hint(path: Path, number: int) -> str:
+    return (f"run `python -m fibook repair {path.parent.name} --scale {path.stem} --line {number}` to move it to "
+            f"{rejected_path(path).name} beside it (kept there), or fix it by hand")
 
 
 def read_records(path: Path) -> list[Record]:
-    """All records of a results file, in order; a broken line raises :class:`CorruptResultsError` naming the file,
-    the line and the command that drops a broken tail."""
-    chunks = _lines(path)
+    """All records of a results file, in order; a bad line raises :class:`CorruptResultsError` (not a complete
+    JSON object) or :class:`InvalidRecordError` (not a valid record), naming the file, the line, what is wrong
+    and the command that sets it aside."""
     records = []
-    for number, line in enumerate(chunks, start=1):
-        last = number == len(chunks)
-        if last and line == b"":
-            break
-        record = _parse(line) if not last else None  # a final line without its newline is cut short
-        if record is None:
-            name, scale = path.parent.name, path.stem
-            raise CorruptResultsError(
-                f"{path}, line {number}: not a complete results record"
-                f"{' (cut short)' if last else ''}; run `python -m fibook repair {name} --scale {scale}` "
-                "to drop a broken tail")
-        try:
-            records.append(Record.from_json(record, path))
-        except ValueError as e:
-            raise InvalidRecordError(f"{path}, line {number}: not a valid results record: {e}; remove or fix the "
-                                     "line by hand") from None
+    for number, _, checked in _checked(path):
+        if isinstance(checked, ResultsError):
+            raise type(checked)(f"{path}, line {number}: not a valid results record: {checked}; "
+                                f"{_set_aside_hint(path, number)}")
+        records.append(checked)
     return records
 
 
-def repair(path: Path) -> int:
-    """Drop the broken tail of a results file: the lines from the first broken one on, when none after it is
-    a valid record. Returns how many lines were dropped. A broken line followed by valid ones is not a tail and
-    raises, so no finished run is ever dropped. The file is locked (:func:`writing`) from reading to replacing,
-    so a line a running sweep is writing is never taken for a broken one."""
-    if not path.exists():
+def repair(path: Path, line: int | None = None) -> int:
+    """Move bad lines of results file ``path`` into its side file :func:`rejected_path` (appended there, kept,
+    never deleted): line number ``line``, which must be a bad one, or else the broken tail (the bad lines from
+    the first one on, when no valid record follows). Returns how many lines were moved. A bad line followed by
+    valid ones is not a tail: without ``line`` it raises, naming it. The file is locked (:func:`writing`) from
+    reading to replacing, so a line a running sweep is writing is never taken for a broken one."""
+    fd = _open_regular(path, writing_=False)
+    if fd is None:
+        if line is not None:
+            raise ResultsError(f"{path} does not exist; there is no line {line} to set aside")
         return 0
+    os.close(fd)
     with writing(path):
-        chunks = _lines(path)
-        if chunks and chunks[-1] == b"":
-            chunks = chunks[:-1]
-            complete = len(chunks)
+        checked = _checked(path)
+        bad = [n for n, _, r in checked if isinstance(r, ResultsError)]
+        if line is not None:
+            if not 1 <= line <= len(checked):
+                raise ResultsError(f"{path} has {len(checked)} line(s); there is no line {line}")
+            if line not in bad:
+                raise ResultsError(f"{path}, line {line} is a valid record; only a bad line is set aside")
+            moved = [line]
         else:
-            complete = len(chunks) - 1  # the last chunk has no newline
-        good = 0
-        while good < complete and _parse(chunks[good]) is not None:
-            good += 1
-        if good == len(chunks):
+            good = [n for n, _, r in checked if not isinstance(r, ResultsError)]
+            moved = [n for n in bad if n > max(good, default=0)]
+            if len(moved) < len(bad):
+                first = min(set(bad) - set(moved))
+                raise CorruptResultsError(f"{path}, line {first} is bad but valid records follow; "
+                                          f"{_set_aside_hint(path, first)}")
+        if not moved:
             return 0
-        later = [i + 1 for i in range(good + 1, complete) if _parse(chunks[i]) is not None]
-        if later:
-            raise CorruptResultsError(f"{path}, line {good + 1} is broken but valid records follow (lines "
-                                      f"{later[:5]}); not a tail: inspect the file by hand")
+        kept = b"".join(text + b"\n" for n, text, _ in checked if n not in moved)
+        aside = b"".join(text + b"\n" for n, text, _ in checked if n in moved)
         tmp = path.with_suffix(path.suffix + ".tmp")
         try:
+            with open(rejected_path(path), "ab") as f:
+                f.write(aside)
+                f.flush()
+                os.fsync(f.fileno())  # the lines are kept before they leave the results file
             with open(tmp, "wb") as f:
-                f.write(b"".join(c + b"\n" for c in chunks[:good]))
+                f.write(kept)
                 f.flush()
                 os.fsync(f.fileno())  # the new contents are on disk before they replace the old
             os.replace(tmp, path)
         except OSError as e:
             raise ResultsError(f"cannot repair {path} ({e.strerror}); it needs a writable folder") from e
-    return len(chunks) - good
+    return len(moved)
 
 
 def latest(records: list[Record]) -> list[Record]:

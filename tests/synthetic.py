@@ -36,10 +36,12 @@ def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, sta
     loss = [2.3] + [0.01 if a == 1.0 else 0.3 for a in train[1:]]
     if collapse_to is not None:
         train[-1], loss[-1] = collapse_to, COLLAPSED_LOSS
-    history = {"epoch": list(range(e + 1)), "val_loss": [2.3, 0.3] + [0.5 + 0.01 * t for t in range(2, e + 1)],
-               "test_acc": [0.1, acc] + [final_acc] * (e - 1), "train_acc": train, "train_loss": loss,
-               "weight_norm": [init] + [init * 1.1] * (e - 1) + [final_norm],
-               **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
+    val_loss = [2.3, 0.3] + [0.5 + 0.01 * t for t in range(2, e + 1)]
+    test_acc = [0.1, acc] + [final_acc] * (e - 1)
+    history = {"epoch": list(range(e + 1)), "val_loss": val_loss, "val_acc": test_acc, "test_loss": val_loss,
+               "test_acc": test_acc, "train_acc": train, "train_loss": loss,
+               "weight_norm": [init] + [init * 1.1] * (e - 1) + [final_norm], "layer_norms": [[]] * (e + 1),
+               "steps": list(range(e + 1)), **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
     return Record(id=run_id(c), experiment=experiment, scale="smoke", status=status, config=c, summary=summary,
                   history=history, layer_names=[], diverged_epoch=None)
 

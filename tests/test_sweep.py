@@ -34,7 +34,7 @@ def record(i, status="ok", experiment="x", **config):
     if status == "failed":
         return dataclasses.replace(r, summary=None, history=None, layer_names=None,
                                    error="Traceback ...\nRuntimeError: boom\n")
-    return r
+    return dataclasses.replace(r, diverged_epoch=1) if status == "diverged" else r
 
 
 def append_line(path, obj):
@@ -65,9 +65,15 @@ def test_repair_refuses_a_broken_line_that_is_not_the_tail(store):
     results.append_record(path, record(1))
     with pytest.raises(results.CorruptResultsError, match="line 2"):
         results.read_records(path)
-    with pytest.raises(results.CorruptResultsError, match="not a tail"):
+    with pytest.raises(results.CorruptResultsError, match="line 2 is bad but valid records follow; run "
+                                                          r"`python -m fibook repair x --scale smoke --line 2`"):
         results.repair(path)
     assert len(path.read_bytes().splitlines()) == 3  # nothing was dropped
+    with pytest.raises(results.ResultsError, match="line 3 is a valid record; only a bad line is set aside"):
+        results.repair(path, line=3)
+    assert results.repair(path, line=2) == 1  # the named bad line is set aside, not deleted
+    assert [r.id for r in results.read_records(path)] == [record(0).id, record(1).id]
+    assert results.rejected_path(path).read_bytes() == b"garbage\n"
 
 
 def test_load_keeps_the_latest_record_per_id_and_filters(store):
@@ -384,13 +390,13 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
 @needs_fmnist
 def test_ctrl_c_between_a_records_write_and_its_count_still_counts_it(store, monkeypatch):
     """A flaky report of the test above: Ctrl-C landed after a record was written but before it was counted."""
-    write = results.append_record
+    write = results.Appender.append
 
-    def write_then_interrupt(path, record):
-        write(path, record)
+    def write_then_interrupt(self, record):
+        write(self, record)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results, "append_record", write_then_interrupt)
+    monkeypatch.setattr(results.Appender, "append", write_then_interrupt)
     with pytest.raises(sweep.SweepInterrupted) as stopped:
         sweep.run_sweep("sgd_remembers", "smoke", progress=False)
     assert stopped.value.kept == 1 == len(results.load("sgd_remembers", "smoke"))
@@ -480,3 +486,33 @@ def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(scale)
     assert big["T_SGD"] == pytest.approx(small["T_SGD"], rel=5e-3)
     assert big_steps == pytest.approx(2 * small_steps, rel=5e-3)
     assert big["T_adapt"] == pytest.approx(2 * small["T_adapt"], rel=5e-3)
+
+
+@needs_fmnist
+def test_the_lock_holds_when_the_results_file_is_replaced_mid_sweep(store):
+    """A sweep locked the file it opened first; `cp F F.new && mv F.new F` (git checkout, rsync, an editor) left a
+    new file unlocked, and a second sweep trained 9 runs twice (21 lines for 12 runs)."""
+    env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet"]
+    path = results.results_path("optimizers", "smoke")
+    first = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < 3):
+            time.sleep(0.2)
+        copy = path.with_name("smoke.jsonl.new")
+        copy.write_bytes(path.read_bytes())
+        os.replace(copy, path)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert "another sweep (or repair) is writing" in second.stderr and "Traceback" not in second.stderr
+        out, err = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    assert first.returncode == 0, err
+    assert "was replaced while this sweep wrote it" in err
+    ids = [r.id for r in results.read_records(path)]
+    assert sorted(ids) == sorted(run_id(c) for c in runs("optimizers", "smoke"))  # one line per run

@@ -268,16 +268,18 @@ def base_config(f: ForgettingScale) -> dict:
 
 
 def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
-         device: str | torch.device | None = "auto") -> list[TrainConfig]:
+         device: str | torch.device | None = "auto", auto: str | None = None) -> list[TrainConfig]:
     """Every run of experiment ``name`` at ``scale``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
     way has trained every arm at its first seed before any arm at its second (``fused``: the same runs trained as
     fused populations, which are runs of their own, see :mod:`fibook.sweep`).
 
     A scale whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
     else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit
-    precision is kept whatever the device."""
+    precision is kept whatever the device. ``auto``, when given, is what ``auto`` stands for instead (the answer of
+    the machines that train, when those are not this one: the workers of a cluster)."""
     exp, f, g = get_experiment(name), get_scale(scale).forgetting, grids(scale)
-    precision = resolve_precision(f.precision, resolve_device(device))
+    precision = auto if auto is not None and f.precision == "auto" else \
+        resolve_precision(f.precision, resolve_device(device))
     base = base_config(f) | {"fused": fused, "precision": precision}
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
             for seed in exp.seeds(f, g) for arm in exp.arms(f, g) for sigma in exp.sigmas(f, g)]
