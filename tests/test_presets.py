@@ -93,10 +93,29 @@ def test_a_missing_cifar10_stops_a_sweep_before_any_run_and_names_the_command(tm
     assert sweep.status("depth", "gpu", device="cpu")["remaining"] == len(runs("depth", "gpu", device="cpu"))
 
 
-def test_a_cluster_sweep_of_an_auto_precision_scale_must_name_its_device(tmp_path, monkeypatch):
-    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
-    with pytest.raises(ValueError, match="with a cluster, name the device"):
-        sweep.run_sweep("depth", "gpu", cluster="tcp://127.0.0.1:1", progress=False)
+class FakeCluster:
+    """A Dask client's ``run`` over named workers: each answers a call as the function would on a worker whose
+    precision ``auto`` stands for is given (or raises the given exception)."""
+
+    def __init__(self, precisions):
+        self.precisions = precisions
+
+    def run(self, fn, *args, on_error="raise"):
+        if fn is sweep.worker_precision:
+            return dict(self.precisions)
+        return {w: fn(*args) for w in self.precisions}
+
+
+def test_a_cluster_sweep_of_an_auto_precision_scale_trains_at_the_precision_its_workers_agree_on():
+    """``auto`` is resolved on the workers, not on the coordinator (a login node without a GPU); workers that
+    would train at different precisions, or that cannot answer, stop the sweep with the worker named."""
+    agree = FakeCluster({"tcp://a": "bf16", "tcp://b": "bf16"})
+    assert sweep._check_workers(agree, "tcp://s", "auto", "auto") == "bf16"
+    with pytest.raises(sweep.SweepError, match="would train at different precisions"):
+        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": "fp32"}), "tcp://s", "auto", "auto")
+    with pytest.raises(sweep.SweepError, match="worker tcp://b of the scheduler at tcp://s: no CUDA"):
+        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": ValueError("no CUDA")}), "tcp://s",
+                             "cuda", "auto")
 
 
 def training_combinations():
