@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 export OMP_NUM_THREADS := 1
 
-.PHONY: book test setup data browser lint unit notebooks store-notebooks store benchmarks clean reproduce \
+.PHONY: book test check setup data browser lint unit notebooks store-notebooks store benchmarks clean reproduce \
 	reproduce-smoke
 
 book: setup data
@@ -80,6 +80,11 @@ lint: setup
 
 unit: setup data
 	$(PY) -m pytest $(PYTEST_OPTS) tests
+
+# The quick inner loop: lint and every test but those marked slow or book (training, sweeps, clusters, chapters,
+# the browser); `make test` stays the full gate.
+check: setup lint
+	$(PY) -m pytest $(PYTEST_OPTS) -q -p no:cacheprovider -m "not slow and not book" tests
 
 notebooks: setup data
 	$(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env chapters

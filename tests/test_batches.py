@@ -63,7 +63,7 @@ def test_random_crop_center_offset_is_identity_and_zero_padding():
     assert torch.all(corner[:, :, :2, :] == 0) and torch.equal(corner[:, :, 2:, 2:], x[:, :, :3, :3])
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.cuda
 def test_cuda_batches_equal_cpu_batches():
     split = make_split()
     kw = dict(mean=(0.5,) * 3, std=(0.25,) * 3, augment=CROP_FLIP, seed=7)

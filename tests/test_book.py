@@ -29,6 +29,8 @@ import yaml
 from fibook import style
 from fibook.notebook import markdown_table
 
+pytestmark = [pytest.mark.book, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SETTLE_MS = 4000  # virtual time a page's scripts (MathJax, the widget manager) get before it is inspected

@@ -20,12 +20,11 @@ import pytest
 
 import fibook
 from fibook import results
-from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.paths import PROJECT_ROOT
 
 DASK = Path(sys.executable).with_name("dask")
 pytestmark = [pytest.mark.skipif(not DASK.exists(), reason="the dask command is not installed"),
-              pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")]
+              pytest.mark.fmnist, pytest.mark.slow]
 TIMEOUT = 10  # --worker-timeout of the sweeps here
 
 

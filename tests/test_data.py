@@ -228,7 +228,7 @@ def test_unknown_dataset_lists_choices():
         data.load_dataset("mnist")
 
 
-@pytest.mark.skipif(not data.DEBIAN_FASHION_MNIST.is_dir(), reason="Debian's Fashion-MNIST is not installed")
+@pytest.mark.fmnist
 def test_real_fashion_mnist_has_the_protocol_sizes(tmp_path):
     ds = data.load_fashion_mnist(tmp_path)  # empty root: falls back to Debian's copy
     assert (len(ds.train), len(ds.val), len(ds.test)) == (50_000, 10_000, 10_000)
@@ -237,7 +237,7 @@ def test_real_fashion_mnist_has_the_protocol_sizes(tmp_path):
     assert 0.28 < ds.mean[0] < 0.29 and 0.35 < ds.std[0] < 0.36
 
 
-@pytest.mark.skipif(not data.DEBIAN_FASHION_MNIST.is_dir(), reason="Debian's Fashion-MNIST is not installed")
+@pytest.mark.fmnist
 def test_default_root_may_be_missing_on_a_fresh_checkout(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_DATA", str(tmp_path / "not-yet"))
     assert data.find_fashion_mnist() == data.DEBIAN_FASHION_MNIST

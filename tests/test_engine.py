@@ -24,7 +24,7 @@ from fibook.forgetting.train import (
 )
 from fibook.paths import PROJECT_ROOT
 
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_a_population_holds_one_copy_of_the_training_split():
     assert not torch.equal(next(train_batches[0].epoch(3))[0], next(train_batches[1].epoch(3))[0])
 
 
-@needs_cuda
+@pytest.mark.cuda
 @pytest.mark.parametrize("fuse", [False, True])
 def test_a_training_step_never_waits_for_the_gpu(fuse):
     ds = random_splits(n=40)
@@ -139,7 +139,7 @@ def test_a_training_step_never_waits_for_the_gpu(fuse):
     assert torch.isfinite(loss_sums).all()
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 def test_batchnorm_computes_in_fp32_under_bf16_autocast(device):
     """torch's autocast lists batch_norm in neither its bf16 nor its fp32 ops: BatchNorm takes the bf16 conv output
     as it is, keeps fp32 parameters and running statistics, and normalizes in fp32. Its output is the fp32

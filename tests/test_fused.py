@@ -5,7 +5,6 @@ import dataclasses
 import pytest
 import torch
 
-from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting.fused import Single, fuse
 from fibook.forgetting.models import (
     build_model,
@@ -17,6 +16,8 @@ from fibook.forgetting.models import (
     weight_snapshot,
 )
 from fibook.forgetting.train import TrainConfig, check_population, train_population
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("arch", ["resnet9", "resnet20"])
@@ -42,7 +43,7 @@ def test_fused_forward_and_gradients_equal_per_model(arch):
         assert torch.allclose(per_model[k], ref_conv.weight.grad.reshape(-1), rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
+@pytest.mark.fmnist
 @pytest.mark.parametrize("optimizer,lr,options", [("msgd", 0.05, {}), ("adamw", 1e-3, {}),
                                                   ("muon", 0.02, {"ns_dtype": "float64"})])
 def test_fused_training_equals_one_at_a_time(optimizer, lr, options):

@@ -17,6 +17,8 @@ from fibook import results, sweep
 from fibook.__main__ import main
 from fibook.data import DatasetError
 
+pytestmark = pytest.mark.slow
+
 HANG_SECONDS = 60
 SWEEP = ["sweep", "optimizers", "--scale", "smoke", "--quiet"]
 STATUS = ["status", "optimizers", "--scale", "smoke"]

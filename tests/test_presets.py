@@ -23,6 +23,8 @@ from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.train import train_population
 from fibook.paths import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow
+
 PRESETS = ("gpu", "paper")
 PRECISIONS = {"cpu": "fp32", "cuda": "bf16"}  # what auto stands for on this test's CPU stand-in and on a GPU
 FETCH = "python -m fibook data --cifar10 --download"

@@ -7,6 +7,8 @@ import pytest
 from fibook import reproduce
 from fibook.reproduce import NAN, chapters, execute_chapters, nan_outputs
 
+pytestmark = pytest.mark.slow
+
 
 def notebook(*sources: str, title: str = "A chapter") -> dict:
     cells = [{"cell_type": "markdown", "metadata": {}, "source": [f"# {title}\n"]}]

@@ -13,13 +13,12 @@ from synthetic import rec
 
 from fibook import results, sweep
 from fibook.__main__ import main
-from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting import experiments
 from fibook.forgetting.experiments import Experiment, run_id, runs
 from fibook.forgetting.train import TrainConfig
 from fibook.scales import SCALE_NAMES, get_scale
 
-needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -125,7 +124,7 @@ def test_fused_runs_are_runs_of_their_own():
         sweep.train_population([plain[0], fused[1]], "cpu")
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkeypatch):
     toy = Experiment("toy", "one sane and one diverging arm",
                      lambda f, g: [{"optimizer": "sgd", "lr": 0.05}, {"optimizer": "sgd", "lr": 10.0}],
@@ -157,7 +156,7 @@ def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkey
     assert sweep.run_sweep("optimizers", "smoke", progress=False, workers=1)["reused"] == 2
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_sigkill_mid_sweep_then_rerun_records_every_run_exactly_once(store):
     env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet"]
@@ -176,7 +175,7 @@ def test_sigkill_mid_sweep_then_rerun_records_every_run_exactly_once(store):
     assert sorted(ids) == sorted(run_id(c) for c in runs("optimizers", "smoke"))  # each exactly once
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_two_worker_dask_local_cluster(store):
     counts = sweep.run_sweep("sgd_remembers", "smoke", workers=2, progress=False)
     assert counts["ok"] == 2
@@ -364,7 +363,7 @@ def test_sweep_arguments_of_the_wrong_type_are_explained(store, kwargs, message)
         sweep.run_sweep("sgd_remembers", "smoke", progress=False, **kwargs)
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
     """(10) Ctrl-C printed up to 5 tracebacks in about 90 lines."""
@@ -387,7 +386,7 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
                                         "continue")
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_ctrl_c_between_a_records_write_and_its_count_still_counts_it(store, monkeypatch):
     """A flaky report of the test above: Ctrl-C landed after a record was written but before it was counted."""
     write = results.Appender.append
@@ -488,7 +487,7 @@ def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(scale)
     assert big["T_adapt"] == pytest.approx(2 * small["T_adapt"], rel=5e-3)
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_the_lock_holds_when_the_results_file_is_replaced_mid_sweep(store):
     """A sweep locked the file it opened first; `cp F F.new && mv F.new F` (git checkout, rsync, an editor) left a
     new file unlocked, and a second sweep trained 9 runs twice (21 lines for 12 runs)."""

@@ -8,13 +8,12 @@ import torch
 import torch.nn.functional as F
 
 from fibook import data
-from fibook.data import DEBIAN_FASHION_MNIST
 from fibook.forgetting import experiments, metrics
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
 from fibook.forgetting.train import TrainConfig, train
 from fibook.scales import get_scale
 
-needs_fmnist = pytest.mark.skipif(not DEBIAN_FASHION_MNIST.is_dir(), reason="Fashion-MNIST not installed")
+pytestmark = pytest.mark.slow
 
 
 def smoke_config(**kw):
@@ -24,7 +23,7 @@ def smoke_config(**kw):
     return TrainConfig(**{**base, **kw})
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_same_config_same_numbers_and_every_quantity_recorded():
     a, b = train(smoke_config()), train(smoke_config())
     assert a.status == "ok" and a.history == b.history and a.summary == b.summary
@@ -65,7 +64,7 @@ def test_planned_clocks_follow_the_schedule_and_the_whole_split():
         data.train_split_size("mnist")
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_smoke_run_learns_in_fp32_and_bf16():
     fp32 = train(smoke_config(epochs=3, lr=0.1, sigma_w=1.0))
     bf16 = train(dataclasses.replace(fp32.config, precision="bf16"))
@@ -75,7 +74,7 @@ def test_smoke_run_learns_in_fp32_and_bf16():
     assert bf16.history["train_loss"][1] == pytest.approx(fp32.history["train_loss"][1], rel=0.05)
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_divergence_is_recorded_not_raised():
     result = train(smoke_config(sigma_w=50.0, lr=10.0))
     assert result.status == "diverged" and result.diverged_epoch == 1
@@ -86,7 +85,7 @@ def test_divergence_is_recorded_not_raised():
     assert result.summary.clocks == pytest.approx(metrics.forgetting_clocks([10.0] * steps, 128, 0.0))
 
 
-@needs_fmnist
+@pytest.mark.fmnist
 def test_training_pins_one_cpu_thread_and_restores_the_callers_count():
     before = torch.get_num_threads()
     try:
@@ -155,8 +154,8 @@ def test_config_accepts_the_edges_of_each_range():
     assert (c.epochs, c.seed, c.weight_decay, c.fused) == (1, 0, 0.0, True)
 
 
-@needs_fmnist
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.fmnist
+@pytest.mark.cuda
 def test_cuda_run_follows_the_cpu_run():
     config = smoke_config(precision="fp32")
     cpu, gpu = train(config, "cpu"), train(config, "cuda")
