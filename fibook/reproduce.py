@@ -61,6 +61,13 @@ def contents(root: Path = PROJECT_ROOT) -> list[tuple[str, str]]:
     return [(caption, f"{f}.ipynb") for caption, f in entries if (root / f"{f}.ipynb").is_file()]
 
 
+def tests_claims(path: Path) -> bool:
+    """Whether the notebook at ``path`` ends in a claims table (its code calls ``claims_table``), so it records
+    verdicts; reference pages (the appendix) do not."""
+    cells = json.loads(path.read_text())["cells"]
+    return any("claims_table(" in "".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
 def chapters(root: Path = PROJECT_ROOT) -> list[str]:
     """The notebooks of the book in the order of ``_toc.yml``, as paths relative to ``root``."""
     return [path for _, path in contents(root)]
@@ -330,9 +337,9 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
 
 
 def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
-    """What the book found at ``scale``, read from its verdict file, Part by Part: a line counting the Part's
-    verdicts by class, and the table of its claims (:func:`fibook.verdicts.book_table`). No file yet: one line
-    saying how to write it, and no rows."""
+    """What the book found at ``scale``, read from its verdict file, Part by Part (those with a chapter that
+    :func:`tests_claims`): a line counting the Part's verdicts by class, and the table of its claims
+    (:func:`fibook.verdicts.book_table`). No file yet: one line saying how to write it, and no rows."""
     from fibook import verdicts
 
     scale = get_scale(scale).name
@@ -342,6 +349,8 @@ def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
     data = verdicts.read_verdicts(scale)
     entries = [(caption, "/" + str(Path(path).with_suffix("")), plain(title(PROJECT_ROOT / path)))
                for caption, path in contents() if caption]
+    testing = {caption for caption, path in contents() if caption and tests_claims(PROJECT_ROOT / path)}
+    entries = [e for e in entries if e[0] in testing]
     out = []
     for caption in dict.fromkeys(c for c, _, _ in entries):
         part = [(doc, name) for c, doc, name in entries if c == caption]

@@ -114,6 +114,18 @@ def test_nan_outputs_reads_markdown_tables_too(tmp_path):
     assert nan_outputs(path) == ["cell 1: | nan |"]
 
 
+def test_a_chapter_tests_claims_when_its_code_calls_claims_table(tmp_path):
+    nb = notebook("x")
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb))
+    assert not reproduce.tests_claims(path)
+    nb["cells"][1]["source"] = ["claims_table(rows, chapter='x', scale=scale.name)"]
+    path.write_text(json.dumps(nb))
+    assert reproduce.tests_claims(path)
+    assert reproduce.tests_claims(reproduce.PROJECT_ROOT / "chapters/part1_forgetting/clocks.ipynb")
+    assert not reproduce.tests_claims(reproduce.PROJECT_ROOT / "chapters/appendix/verdict_rules.ipynb")
+
+
 def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
     from fibook.verdicts import Claim, write_chapter
 
@@ -123,7 +135,9 @@ def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
     write_chapter("sgd_remembers", "smoke", [Claim("spread", "26.5 pp", "8.6 pp", "qualitatively", rule="r"),
                                              Claim("fits", "yes", "4 of 5", "not tested: one does not", rule="r")])
     write_chapter("two_steps", "smoke", [Claim("step 1", "unequal", "unequal", "yes", rule="r")])
-    (one, rows1), (two, rows2), (three, rows3) = reproduce.verdict_overview("smoke")[:3]
+    overview = reproduce.verdict_overview("smoke")
+    assert len(overview) == 3  # the three Parts; the appendix tests no claim
+    (one, rows1), (two, rows2), (three, rows3) = overview
     assert one == "Part I: Forgetting initialization: 2 claims (1 qualitatively, 1 not tested)"
     assert two == "Part II: Initialization shape: no verdicts recorded" and rows2 == []
     assert [r["verdict"] for r in rows1 + rows3] == ["qualitatively", "not tested", "yes"]
