@@ -127,8 +127,9 @@ def second_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
 
 
 def z_critical(n: int, level: float = MC_LEVEL) -> float:
-    """:func:`fibook.stats.bonferroni_z` of ``n`` z-scores at ``MC_LEVEL``: if every closed form is right, all n
-    |z| stay below it with probability at least 1 − level."""
+    """The two-sided Bonferroni bound Phi^-1(1 − level / 2n) for ``n`` z-scores at family-wise level ``level``
+    (:func:`fibook.stats.bonferroni_z`): if every closed form is right, all n |z| stay below it with probability at
+    least 1 − level."""
     return stats.bonferroni_z(n, level)
 
 
