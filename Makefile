@@ -75,13 +75,15 @@ browser:
 	  else echo "*** Chromium is not installed: the browser check of the rendered book will be SKIPPED."; \
 	    echo "*** Install Debian's package 'chromium' (sudo apt-get install chromium) to run it."; fi; }
 
+# Style, then the package's layers (the contracts in pyproject.toml: a back arrow or a circle fails).
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 unit: setup data
 	$(PY) -m pytest $(PYTEST_OPTS) tests
 
-# The quick inner loop: lint and every test but those marked slow or book (training, sweeps, clusters, chapters,
+# The quick inner loop: lint, the import contracts and every test but those marked slow or book (training, sweeps, clusters, chapters,
 # the browser); `make test` stays the full gate.
 check: setup lint
 	$(PY) -m pytest $(PYTEST_OPTS) -q -p no:cacheprovider -m "not slow and not book" tests

@@ -26,10 +26,10 @@ from fibook.forgetting import experiments
 from fibook.forgetting.experiments import Experiment
 from fibook.forgetting.fused import Single, fuse
 from fibook.forgetting.models import build_model, init_sigma_w_
+from fibook.forgetting.sweep import run_sweep
 from fibook.forgetting.train import train
 from fibook.notebook import markdown_table
 from fibook.provenance import device_name
-from fibook.sweep import run_sweep
 
 # A small sweep: 6 runs of a width-16 ResNet-9 on 2,000 Fashion-MNIST images for 4 epochs (about 20 s each on
 # one core, so that starting workers, importing torch and loading the data -- about 5 s a worker -- is amortized

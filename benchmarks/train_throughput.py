@@ -15,7 +15,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from fibook.cost import training_flops_per_image
+from fibook.forgetting.cost import training_flops_per_image
 from fibook.forgetting.models import build_model, init_sigma_w_
 from fibook.notebook import markdown_table
 from fibook.provenance import device_name

@@ -16,10 +16,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from fibook import data, reproduce, scales, verdicts
+from fibook import reproduce, scales, verdicts
+from fibook.forgetting import data
 from fibook.forgetting.experiments import EXPERIMENTS
-from fibook.results import ResultsError, load, rejected_path, repair, results_path
-from fibook.sweep import MAX_WORKERS, WORKER_TIMEOUT, SweepError, SweepInterrupted, quiet_distributed, run_sweep, status
+from fibook.forgetting.results import ResultsError, load, rejected_path, repair, results_path
+from fibook.forgetting.sweep import (
+    MAX_WORKERS,
+    WORKER_TIMEOUT,
+    SweepError,
+    SweepInterrupted,
+    quiet_distributed,
+    run_sweep,
+    status,
+)
 
 
 def cmd_data(args) -> int:

@@ -2,10 +2,10 @@
 
 In four steps, each resumable:
 
-1. the plan and its estimated cost on this device (:func:`fibook.cost.reproduce_plan`), printed before anything
-   is trained;
-2. every experiment's missing runs at that scale (:func:`fibook.sweep.run_sweep`: finished runs are kept, shared
-   runs are copied, an interrupted sweep continues where it stopped);
+1. the plan and its estimated cost on this device (:func:`fibook.forgetting.cost.reproduce_plan`), printed before
+   anything is trained;
+2. every experiment's missing runs at that scale (:func:`fibook.forgetting.sweep.run_sweep`: finished runs are kept,
+   shared runs are copied, an interrupted sweep continues where it stopped);
 3. every chapter executed at that scale into its own tree ``_build/reproduce/SCALE`` (a copy of the book's
    sources; the stored outputs of ``chapters/`` are never touched). A chapter whose notebook, package code and
    results files are unchanged since its last successful execution there is not executed again
@@ -253,8 +253,8 @@ def build(tree: Path) -> Path:
 
 
 def plan_table(rows: list[dict], device: str, workers: int) -> tuple[list[dict], str]:
-    """The plan of :func:`fibook.cost.reproduce_plan` as a table to print, and its total: runs to train, images,
-    and the estimated hours on ``device`` at ``workers`` runs at a time."""
+    """The plan of :func:`fibook.forgetting.cost.reproduce_plan` as a table to print, and its total: runs to train,
+    images, and the estimated hours on ``device`` at ``workers`` runs at a time."""
     table = [{"experiment": r["experiment"], "runs to train": r["missing"], "precision": r["precision"] or "—",
               "training images": f"{r['images']:,}", "evaluation images": f"{r['eval_images']:,}",
               "PFLOP": f"{r['flops'] / 1e15:,.3g}", f"hours on {device}": f"{r['hours']:.2g}"} for r in rows]
@@ -272,7 +272,8 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     verdict folder (``python -m fibook verdicts`` reads it there), unless that is the file it was compared with: a
     rerun of the committed book's scale never overwrites the committed verdicts. Returns 0, or 1 when a run failed,
     a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
-    from fibook import cost, sweep, verdicts
+    from fibook import verdicts
+    from fibook.forgetting import cost, sweep
     from fibook.forgetting.experiments import EXPERIMENTS, runs
     from fibook.forgetting.train import resolve_device
 

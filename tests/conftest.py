@@ -5,7 +5,7 @@ leaves out."""
 import pytest
 import torch
 
-from fibook.data import DEBIAN_FASHION_MNIST
+from fibook.forgetting.data import DEBIAN_FASHION_MNIST
 
 
 def pytest_collection_modifyitems(config, items):

@@ -9,10 +9,10 @@ import numpy as np
 import torch
 from scipy import stats as scipy_stats
 
-from fibook.data import DatasetSplits, Split
+from fibook.forgetting.data import DatasetSplits, Split
 from fibook.forgetting.experiments import run_id
+from fibook.forgetting.results import Record
 from fibook.forgetting.train import Summary, TrainConfig
-from fibook.results import Record
 
 COLLAPSED_LOSS = 5.0  # the train loss of a run at the epoch it fell out of its fit (far above ln 10)
 
@@ -79,8 +79,9 @@ def enumerated_bootstrap(values, statistic=np.mean):
 
 
 def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
-    """A :class:`~fibook.data.DatasetSplits` of random uint8 images (``channels`` x ``size`` x ``size``), ``n``
-    per split with labels cycling through ``classes`` classes: data of a real dataset's shape without the files."""
+    """A :class:`~fibook.forgetting.data.DatasetSplits` of random uint8 images (``channels`` x ``size`` x ``size``),
+    ``n`` per split with labels cycling through ``classes`` classes:
+    data of a real dataset's shape without the files."""
     gen = torch.Generator().manual_seed(seed)
 
     def split():

@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fibook.batches import CROP_FLIP, Augment, Batches, epoch_generator, random_crop
-from fibook.data import Split
+from fibook.forgetting.batches import CROP_FLIP, Augment, Batches, epoch_generator, random_crop
+from fibook.forgetting.data import Split
 
 
 def make_split(n=37, c=3, h=8, w=8, seed=0):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import fibook
-from fibook import results
+from fibook.forgetting import results
 from fibook.paths import PROJECT_ROOT
 
 DASK = Path(sys.executable).with_name("dask")

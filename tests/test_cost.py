@@ -8,8 +8,8 @@ import pytest
 import torch
 from synthetic import random_splits, rec
 
-from fibook import cost, results
-from fibook.cost import (
+from fibook.forgetting import cost, results, train
+from fibook.forgetting.cost import (
     Throughput,
     calibrate,
     forward_flops_per_image,
@@ -21,10 +21,9 @@ from fibook.cost import (
     sweep_cost,
     training_flops_per_image,
 )
-from fibook.forgetting import train
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
+from fibook.forgetting.sweep import make_record
 from fibook.forgetting.train import TrainConfig, train_population
-from fibook.sweep import make_record
 
 
 def test_flops_per_image_match_the_known_figures():

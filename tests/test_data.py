@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from fibook import data
+from fibook.forgetting import data
 
 FMNIST_PER_CLASS = 12  # 120 training images, 2 per class held out for validation (1/6)
 CIFAR_PER_CLASS = 5  # per batch: 50 images per batch, 250 in all; 1/5 held out

@@ -10,8 +10,7 @@ import pytest
 import torch
 from synthetic import random_splits
 
-from fibook import results
-from fibook.forgetting import train
+from fibook.forgetting import results, train
 from fibook.forgetting.experiments import EXPERIMENTS, grids, run_id, runs
 from fibook.forgetting.train import (
     TrainConfig,

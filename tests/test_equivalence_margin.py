@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fibook.forgetting import analysis, claims
-from fibook.results import results_path
+from fibook.forgetting.results import results_path
 
 
 @pytest.mark.skipif(not results_path("seed_noise", "book").exists(), reason="no book-scale seed_noise results")

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from synthetic import rec
 
-from fibook import results
-from fibook.forgetting import analysis
+from fibook.forgetting import analysis, results
 from fibook.forgetting.experiments import run_id, runs
 from fibook.forgetting.train import TrainConfig
 

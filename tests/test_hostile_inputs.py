@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pytest
 from synthetic import rec
 
-from fibook import results, sweep
 from fibook.__main__ import main
-from fibook.data import DatasetError
+from fibook.forgetting import results, sweep
+from fibook.forgetting.data import DatasetError
 
 pytestmark = pytest.mark.slow
 

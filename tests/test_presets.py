@@ -14,11 +14,10 @@ import pytest
 import torch
 from synthetic import random_splits
 
-from fibook import results, sweep
 from fibook.__main__ import main
-from fibook.cost import run_flops, sweep_cost
-from fibook.data import DatasetNotFoundError
-from fibook.forgetting import train
+from fibook.forgetting import results, sweep, train
+from fibook.forgetting.cost import run_flops, sweep_cost
+from fibook.forgetting.data import DatasetNotFoundError
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.train import train_population
 from fibook.paths import PROJECT_ROOT

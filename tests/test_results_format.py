@@ -4,7 +4,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from fibook import results
+from fibook.forgetting import results
 from fibook.forgetting.train import Summary, TrainConfig
 
 APPENDIX = Path(__file__).parent.parent / "chapters" / "appendix" / "results_format.md"

@@ -11,9 +11,8 @@ import time
 import pytest
 from synthetic import rec
 
-from fibook import results, sweep
 from fibook.__main__ import main
-from fibook.forgetting import experiments
+from fibook.forgetting import experiments, results, sweep
 from fibook.forgetting.experiments import Experiment, run_id, runs
 from fibook.forgetting.train import TrainConfig
 from fibook.scales import SCALE_NAMES, get_scale

@@ -7,8 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fibook import data
-from fibook.forgetting import experiments, metrics
+from fibook.forgetting import data, experiments, metrics
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
 from fibook.forgetting.train import TrainConfig, train
 from fibook.scales import get_scale

@@ -32,8 +32,8 @@ from fibook import stats
 from fibook.forgetting import metrics
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
 from fibook.forgetting.optimizers import CLOCKS, get_optimizer
+from fibook.forgetting.results import Record, load
 from fibook.forgetting.train import TrainConfig
-from fibook.results import Record, load
 from fibook.scales import get_scale
 
 ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fibook.data import train_split_size
+from fibook.forgetting.data import train_split_size
 from fibook.forgetting.metrics import forgetting_clocks
 from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig, resolve_device, resolve_precision
 from fibook.scales import ForgettingScale, Scale, get_scale
@@ -271,7 +271,7 @@ def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
          device: str | torch.device | None = "auto", auto: str | None = None) -> list[TrainConfig]:
     """Every run of experiment ``name`` at ``scale``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
     way has trained every arm at its first seed before any arm at its second (``fused``: the same runs trained as
-    fused populations, which are runs of their own, see :mod:`fibook.sweep`).
+    fused populations, which are runs of their own, see :mod:`fibook.forgetting.sweep`).
 
     A scale whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
     else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit

@@ -23,7 +23,7 @@ from fibook.forgetting.analysis import (
     spread_estimate,
 )
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
-from fibook.results import Record
+from fibook.forgetting.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
 MECHANISM_COLORS = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))

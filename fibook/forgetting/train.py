@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass, field, replace
 import torch
 import torch.nn.functional as F
 
-from fibook.batches import Batches
 from fibook.checks import whole
-from fibook.data import DatasetSplits, load_dataset
 from fibook.forgetting import fused, metrics
+from fibook.forgetting.batches import Batches
+from fibook.forgetting.data import DatasetSplits, load_dataset
 from fibook.forgetting.models import (
     build_model,
     init_sigma_w_,
@@ -155,7 +155,7 @@ class RunResult:
 
 @functools.lru_cache(maxsize=2)
 def dataset(name: str) -> DatasetSplits:
-    """Dataset ``name`` (:func:`fibook.data.load_dataset`), loaded once per process."""
+    """Dataset ``name`` (:func:`fibook.forgetting.data.load_dataset`), loaded once per process."""
     return load_dataset(name)
 
 

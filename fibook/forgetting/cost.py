@@ -18,9 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from fibook.data import split_sizes
+from fibook.forgetting.data import split_sizes
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.models import build_model
+from fibook.forgetting.sweep import plan
 from fibook.forgetting.train import (
     TrainConfig,
     build_blocks,
@@ -30,7 +31,6 @@ from fibook.forgetting.train import (
     train_step,
 )
 from fibook.scales import get_scale
-from fibook.sweep import plan
 
 IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}
 YARDSTICK_TFLOPS = 100.0  # sustained training FLOP/s (x 1e12) that turns FLOPs into hours: a yardstick, not measured
@@ -70,7 +70,7 @@ def run_images(config: TrainConfig) -> tuple[int, int]:
     """(training images, evaluation images) of a run that trains all its epochs E. Training steps see
     E * floor(N_train / b) * b images (forward + backward); evaluation passes, forward only, see
     (E + 1) (N_train + N_val + N_test) + N_train (the splits at epoch 0 and after every epoch, and the BatchNorm
-    re-estimation at epoch 0). A size None is the whole split (:func:`fibook.data.split_sizes`)."""
+    re-estimation at epoch 0). A size None is the whole split (:func:`fibook.forgetting.data.split_sizes`)."""
     whole = split_sizes(config.dataset)
     n_train, n_val, n_test = (n if n is not None else w
                               for n, w in zip((config.n_train, config.n_val, config.n_test), whole, strict=True))
@@ -180,7 +180,7 @@ def calibrate(arch: str, width: int, dataset: str, precision: str, device: str) 
 
 def reproduce_plan(scale: str | None = None, device: str = "auto", fuse: bool = False) -> list[dict]:
     """What reproducing every Part I experiment of ``scale`` on ``device`` has left to do, one row per experiment:
-    ``missing``, the runs a sweep there would train (:func:`fibook.sweep.plan`: not in the experiment's results
+    ``missing``, the runs a sweep there would train (:func:`.sweep.plan`: not in the experiment's results
     file, nor reusable from another experiment's; a run missing from several experiments is counted at the first,
     which trains it), their ``precision``, training ``images`` and ``eval_images``, ``flops`` (training and
     evaluation), and ``hours``: the images times the seconds per image measured on ``device``

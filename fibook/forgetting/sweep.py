@@ -38,9 +38,10 @@ from dataclasses import dataclass
 
 import torch
 
-from fibook import results
 from fibook.checks import whole
+from fibook.forgetting import results
 from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
+from fibook.forgetting.results import Record
 from fibook.forgetting.train import (
     FUSABLE,
     RunResult,
@@ -51,7 +52,6 @@ from fibook.forgetting.train import (
     train_population,
 )
 from fibook.provenance import provenance
-from fibook.results import Record
 from fibook.scales import get_scale
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -173,7 +173,7 @@ def _neighbour_records(path) -> list[Record]:
 
 def check_data(configs: list[TrainConfig]) -> None:
     """Load every dataset that ``configs`` train on, so that a missing one stops a sweep before its first run
-    with the loader's message (:class:`fibook.data.DatasetError`, naming the command that fetches it) instead
+    with the loader's message (:class:`fibook.forgetting.data.DatasetError`, naming the command that fetches it) instead
     of failing every run. Each is loaded once per process, so training in this process reuses it."""
     for name in sorted({c.dataset for c in configs}):
         dataset(name)
@@ -380,7 +380,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     """Run what is missing of experiment ``name`` at ``scale``; returns counts by status of this call's runs.
 
     The results file is locked for the whole sweep (a second sweep of it raises
-    :class:`fibook.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
+    :class:`.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
     far are recorded."""
     whole("workers", workers)
     if cluster is None and workers > MAX_WORKERS:

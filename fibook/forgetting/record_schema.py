@@ -138,7 +138,7 @@ def check_summary(summary: dict) -> None:
 
 def check_fields(obj: dict) -> None:
     """Check a record's JSON object against the schema (all but its config, id, experiment and scale, which
-    :meth:`fibook.results.Record.from_json` checks against its file); ``ValueError`` names what is wrong."""
+    :meth:`fibook.forgetting.results.Record.from_json` checks against its file); ``ValueError`` names what is wrong."""
     status = obj.get("status")
     if status not in STATUSES:
         raise ValueError(f"status {json.dumps(status)[:40]} is not one of {', '.join(STATUSES)}")

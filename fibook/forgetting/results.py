@@ -11,7 +11,7 @@ diverged_epoch, ``error`` (the traceback).
 
 Accuracies are fractions in [0, 1]. A line is written with one ``write`` call on a file opened for appending, so
 a killed sweep leaves whole lines only; a write that fails part-way (a full disk) is cut back to the last whole
-line. Every line is checked on read against one schema (:mod:`fibook.record_schema`) and its file
+line. Every line is checked on read against one schema (:mod:`fibook.forgetting.record_schema`) and its file
 (:meth:`Record.from_json`): its fields, their types and ranges, its config, its id (the hash of that config) and
 its experiment and scale (those of its file); a line that fails is reported with its file and line number, and
 :func:`repair` sets it aside into ``SCALE.jsonl.rejected`` beside it (kept, never deleted). Only regular files
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from fibook.forgetting.experiments import get_experiment, run_id
+from fibook.forgetting.record_schema import STATUSES, check_fields, decode
 from fibook.forgetting.train import Summary, TrainConfig
 from fibook.paths import results_dir
-from fibook.record_schema import STATUSES, check_fields, decode
 from fibook.scales import get_scale
 
 
@@ -75,7 +75,7 @@ class Record:
     @classmethod
     def from_json(cls, obj: dict, path: Path) -> Record:
         """The record of a JSON line of file ``path`` (``NAME/SCALE.jsonl``); ``ValueError`` says what is wrong
-        unless it fits the schema (:func:`fibook.record_schema.check_fields`), has a valid config and summary,
+        unless it fits the schema (:func:`.record_schema.check_fields`), has a valid config and summary,
         ``id`` equal to that config's hash, and the experiment and scale of its file."""
         check_fields(obj)
         try:
