@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fibook import reproduce, scales, verdicts
+from fibook import claims, reproduce, scales
 from fibook.forgetting import data
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.forgetting.results import ResultsError, load, rejected_path, repair, results_path
@@ -106,16 +106,16 @@ def cmd_repair(args) -> int:
 
 def cmd_verdicts(args) -> int:
     order = [Path(c).stem for c in reproduce.chapters()]
-    ours = verdicts.read_verdicts(args.scale)
+    ours = claims.read_verdicts(args.scale)
     if args.against is None:
         table = [{"chapter": r["chapter"], "claim": r["claim"], "paper": r["paper"], "ours": r["ours"],
-                  "agrees?": r["agrees"]} for r in verdicts.rows(ours, order)]
-        print(verdicts.markdown_table(table) if table else f"no verdicts recorded at scale '{args.scale}'")
+                  "agrees?": r["agrees"]} for r in claims.rows(ours, order)]
+        print(claims.markdown_table(table) if table else f"no verdicts recorded at scale '{args.scale}'")
         return 0
-    diff = verdicts.changed(ours, verdicts.read_verdicts(args.against), order)
-    n = len(verdicts.rows(ours))
+    diff = claims.changed(ours, claims.read_verdicts(args.against), order)
+    n = len(claims.rows(ours))
     print(f"{len(diff)} of {n} verdicts at '{args.scale}' differ from '{args.against}'"
-          + (":\n" + verdicts.markdown_table(diff) if diff else ""))
+          + (":\n" + claims.markdown_table(diff) if diff else ""))
     return 0
 
 

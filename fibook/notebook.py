@@ -2,7 +2,7 @@
 
 * :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the scale.
 * :func:`show_table` prints rows as a table; :func:`claims_table` prints the table every chapter ends with:
-  claim, the paper's number, ours, and whether they agree, and records its rows (:mod:`fibook.verdicts`).
+  claim, the paper's number, ours, and whether they agree, and records its rows (:mod:`fibook.claims`).
 * :func:`below` prints a quantity that should vanish as a bound at a stated floor, so that no digit of
   rounding noise reaches a stored output.
 * :func:`frames_explorer` is a slider over precomputed figures that works in the static HTML page without a
@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from fibook import style
+from fibook.claims import Claim, markdown_table, table_rows, write_chapter
 from fibook.scales import Scale, get_scale
-from fibook.verdicts import Claim, markdown_table, write_chapter
 
 
 def setup(scale: str | None = None, seed: int = 0) -> Scale:
@@ -60,17 +60,11 @@ def show_table(rows: Sequence[Mapping[str, object]]):
     display(Markdown(markdown_table(rows)))
 
 
-def claims_markdown_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
-    """The claims as table rows: claim, paper's number, ours (scale, dataset, model), agrees?"""
-    return [{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
-             "agrees?": c.agrees} for c in claims]
-
-
 def claims_table(claims: Sequence[Claim], *, chapter: str, scale: str):
     """Display the "claim | paper's number | ours | agrees?" table and write its rows as records to the verdict
-    file of ``scale`` under ``chapter`` (:func:`fibook.verdicts.write_chapter`)."""
+    file of ``scale`` under ``chapter`` (:func:`fibook.claims.write_chapter`)."""
     write_chapter(chapter, get_scale(scale).name, claims)
-    show_table(claims_markdown_rows(claims))
+    show_table(table_rows(claims))
 
 
 def frames_explorer(render: Callable[..., object], axes: Mapping[str, Sequence], *, formats=None, start=None):

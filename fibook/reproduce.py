@@ -13,7 +13,7 @@ In four steps, each resumable:
    which gathers every chapter's verdicts, runs after the others;
 4. that tree built into its own HTML book, ``_build/reproduce/SCALE/_build/html``.
 
-It ends with the verdicts that changed against the book's (:func:`fibook.verdicts.changed`). Any chapter error, or
+It ends with the verdicts that changed against the book's (:func:`fibook.claims.changed`). Any chapter error, or
 a NaN in a chapter's printed output or in a verdict record, fails the command after every chapter has been tried.
 """
 
@@ -236,7 +236,7 @@ def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: 
 
 def tree_verdicts(tree: Path, scale: str) -> dict:
     """The chapters' verdict rows recorded in ``tree`` at ``scale`` (``TREE/verdicts/SCALE.json``), by chapter."""
-    from fibook.verdicts import read_verdicts
+    from fibook.claims import read_verdicts
 
     path = tree / "verdicts" / f"{scale}.json"
     return read_verdicts(path)["chapters"] if path.is_file() else {}
@@ -272,7 +272,7 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     verdict folder (``python -m fibook verdicts`` reads it there), unless that is the file it was compared with: a
     rerun of the committed book's scale never overwrites the committed verdicts. Returns 0, or 1 when a run failed,
     a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
-    from fibook import verdicts
+    from fibook import claims
     from fibook.forgetting import cost, sweep
     from fibook.forgetting.experiments import EXPERIMENTS, runs
     from fibook.forgetting.train import resolve_device
@@ -286,7 +286,7 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     log(f"== plan at scale '{scale}' on {shown_device}: every experiment's missing runs, then "
         f"{len(chapters())} chapters into {tree}")
     table, total = plan_table(cost.reproduce_plan(scale, device, fuse=fuse), shown_device, workers)
-    log(verdicts.markdown_table(table))
+    log(claims.markdown_table(table))
     log(total)
     log("== sweeps")
     failed_runs = 0
@@ -301,7 +301,7 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     executed = execute_chapters(scale, tree, workers=workers, log=log)
     failed = [e for e in executed if e.outcome == "failed"]
     ours = tree / "verdicts" / f"{scale}.json"
-    records = verdicts.rows(verdicts.read_verdicts(ours)) if ours.is_file() else []
+    records = claims.rows(claims.read_verdicts(ours)) if ours.is_file() else []
     nan_rows = [r for r in records if any(NAN.search(str(r[k])) for k in ("paper", "ours", "agrees"))]
     for r in nan_rows:
         log(f"NaN in a verdict record of {r['chapter']}: {r['claim']}: {r['ours']}")
@@ -314,16 +314,16 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
         built = False
     reference = None
     if against is not None:
-        reference = Path(against) if against.endswith(".json") else verdicts.verdicts_path(against)
+        reference = Path(against) if against.endswith(".json") else claims.verdicts_path(against)
         if not records or not reference.is_file():
             log(f"== no verdicts to compare: {'none recorded' if not records else f'no verdict file {reference}'}")
         else:
-            diff = verdicts.changed(verdicts.read_verdicts(ours), verdicts.read_verdicts(reference),
+            diff = claims.changed(claims.read_verdicts(ours), claims.read_verdicts(reference),
                                     [Path(c).stem for c in chapters()])
             log(f"== verdicts at '{scale}' that differ from {reference}: {len(diff)} of {len(records)} rows")
             if diff:
-                log(verdicts.markdown_table(diff))
-    published = verdicts.verdicts_path(scale)
+                log(claims.markdown_table(diff))
+    published = claims.verdicts_path(scale)
     if records and (reference is None or published.resolve() != reference.resolve()):
         published.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ours, published)
@@ -340,14 +340,14 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
 def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
     """What the book found at ``scale``, read from its verdict file, Part by Part (those with a chapter that
     :func:`tests_claims`): a line counting the Part's verdicts by class, and the table of its claims
-    (:func:`fibook.verdicts.book_table`). No file yet: one line saying how to write it, and no rows."""
-    from fibook import verdicts
+    (:func:`fibook.claims.book_table`). No file yet: one line saying how to write it, and no rows."""
+    from fibook import claims
 
     scale = get_scale(scale).name
-    if not verdicts.verdicts_path(scale).is_file():
+    if not claims.verdicts_path(scale).is_file():
         return [(f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them.",
                  [])]
-    data = verdicts.read_verdicts(scale)
+    data = claims.read_verdicts(scale)
     entries = [(caption, "/" + str(Path(path).with_suffix("")), plain(title(PROJECT_ROOT / path)))
                for caption, path in contents() if caption]
     testing = {caption for caption, path in contents() if caption and tests_claims(PROJECT_ROOT / path)}
@@ -355,9 +355,9 @@ def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
     out = []
     for caption in dict.fromkeys(c for c, _, _ in entries):
         part = [(doc, name) for c, doc, name in entries if c == caption]
-        table = verdicts.book_table(data, part)
-        tally = ", ".join(f"{n} {v}" for v, n in verdicts.counts(table).items())
-        tests = verdicts.family_wise_line([r for doc, _ in part for r in data["chapters"].get(Path(doc).stem, [])])
+        table = claims.book_table(data, part)
+        tally = ", ".join(f"{n} {v}" for v, n in claims.counts(table).items())
+        tests = claims.family_wise_line([r for doc, _ in part for r in data["chapters"].get(Path(doc).stem, [])])
         out.append((f"{caption}: {len(table)} claims ({tally})" + (f"; {tests}" if tests else "")
                     if table else f"{caption}: no verdicts recorded", table))
     return out

@@ -1,5 +1,5 @@
 """Every Part I verdict on grids of every shape the scales run (2 or 6 sigma_w, 1 or 3 seeds, 2 or 300 epochs):
-each row gives a verdict of :data:`fibook.verdicts.VERDICTS` (no exception, no nan), names the rule that decided
+each row gives a :class:`fibook.claims.Verdict` (no exception, no nan), names the rule that decided
 it with that rule's thresholds, and the runs it read."""
 
 import dataclasses
@@ -8,10 +8,10 @@ import re
 import pytest
 from synthetic import grid_records
 
+from fibook.claims import Finding, Verdict
 from fibook.forgetting import analysis, claims
 from fibook.forgetting.analysis import Finished, NoiseFloor
 from fibook.reproduce import NAN
-from fibook.verdicts import verdict_class
 
 SHAPES = {"2 σ_w, 1 seed, 2 epochs": ((0.1, 2.5), (0,), 2),
           "6 σ_w, 3 seeds, 300 epochs": ((0.1, 0.224, 0.5, 1.0, 2.5, 5.0), (0, 1, 2), 300)}
@@ -79,16 +79,16 @@ def test_every_row_gives_a_verdict_with_its_rule_and_runs_on_every_grid(shape, n
     for chapter, rows in rows_of_every_chapter(shape, noise, tau, diverged).items():
         assert rows, chapter
         for r in rows:
-            verdict_class(r.agrees)
+            assert isinstance(r.finding, Finding) and isinstance(r.verdict, Verdict)
             assert not NAN.search(r.ours) and not NAN.search(r.agrees), (chapter, r)
             assert r.rule.startswith("fibook.forgetting.claims."), (chapter, r.claim)
             decided_by = getattr(claims, r.rule.rsplit(".", 1)[1])  # a marked rule, its thresholds recorded
             assert r.thresholds == {c: getattr(claims, c) for c in decided_by.thresholds}, (chapter, r.claim)
             assert r.runs, (chapter, r.claim)
-            assert r.record(chapter, "smoke")["verdict"] == r.verdict
+            assert r.record(chapter, "smoke")["verdict"] == r.verdict.value
             if (tau is None or diverged and shape.startswith("2")) and r.rule.rsplit(".", 1)[1] in SPREAD_RULES:
                 # nothing fits, or a single sigma_w is left: no spread is judged
-                assert r.verdict == "not tested", (chapter, r.claim, r.agrees)
+                assert r.verdict is Verdict.NOT_TESTED, (chapter, r.claim, r.agrees)
         keys = [r.key for r in rows]
         assert len(keys) == len(set(keys)), chapter
 
@@ -105,7 +105,7 @@ def test_three_seeds_judge_differences_paired_without_a_noise_floor():
     rows = {r.claim: r for r in rows_of_every_chapter("6 σ_w, 3 seeds, 300 epochs", None, 1)["optimizers"]}
     # Adam 3 pp against half of SGD's 10 pp, the seeds 0.3 pp apart at the largest sigma_w in both arms
     adam = rows["Adam largely erases the σ_w dependence"]
-    assert adam.agrees == "qualitatively" and "(3 seeds; seed bootstrap" in adam.ours
+    assert adam.verdict is Verdict.QUALITATIVELY and "(3 seeds; seed bootstrap" in adam.ours
 
 
 def test_rows_that_wait_for_a_sweep_under_way_still_name_their_rule():
@@ -113,7 +113,7 @@ def test_rows_that_wait_for_a_sweep_under_way_still_name_their_rule():
     rungs = [make(shape, 4.0, optimizer="adam", lr=1e-2, tau=1)]
     waiting = claims.ladder_claims(Finished("clock_ladder", "smoke", rungs, 18, 72, 4),
                                    Finished("tsgd_pair", "smoke", [], 0, 36, 2), NOISE, "smoke")
-    assert [r.verdict for r in waiting] == ["not tested", "not tested"]
+    assert [r.verdict for r in waiting] == [Verdict.NOT_TESTED, Verdict.NOT_TESTED]
     assert [r.rule.rsplit(".", 1)[1] for r in waiting] == ["clock_or_rate", "collapses"]
     assert waiting[0].thresholds == {"EQUIVALENCE_PP": 2.0, "CLOCK_RHO": -0.5, "CONFIDENCE": 0.95}
 

@@ -18,6 +18,7 @@ from scipy.stats import linregress, spearmanr
 from synthetic import enumerated_bootstrap, rec, t95, t975
 
 from fibook import stats
+from fibook.claims import Finding, Verdict
 from fibook.forgetting import analysis, claims
 from fibook.forgetting.analysis import Difference, Finished, NoiseFloor
 
@@ -79,43 +80,46 @@ def test_the_hand_computed_error_bars_are_the_closed_forms():
 def test_erasing_means_a_spread_below_half_of_sgds_beyond_noise():
     sgd = flat(10.0)
     # c = spread - 0.5 x SGD's = m - 5, paired over three seeds
-    assert claims.erases(scattered(5.0 - H3 - EPS, "adam"), sgd, NOISE) == "qualitatively"
-    assert claims.erases(scattered(5.0 - H3 + EPS, "adam"), sgd, NOISE).startswith(
+    assert claims.erases(scattered(5.0 - H3 - EPS, "adam"), sgd, NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.erases(scattered(5.0 - H3 + EPS, "adam"), sgd, NOISE).text.startswith(
         "not resolved: spread − 0.5 × SGD's is -1.2 pp, 95 % [-2.4, +0.0] (paired over 3 seeds)")
-    assert claims.erases(scattered(5.0 + H3 - EPS, "adam"), sgd, NOISE).startswith("not resolved")
-    assert claims.erases(scattered(5.0 + H3 + EPS, "adam"), sgd, NOISE) == "no"
+    assert claims.erases(scattered(5.0 + H3 - EPS, "adam"), sgd, NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.erases(scattered(5.0 + H3 + EPS, "adam"), sgd, NOISE).verdict is Verdict.NO
 
 
 def test_erasing_one_seed_arms_reads_the_borrowed_std_on_its_degrees_of_freedom():
     h = t975(4) * math.hypot(0.5, 0.5 * 0.5)  # unpaired: se = hypot(0.5, 0.5 x 0.5) on the pool's 4 dof
-    assert claims.erases(arm(5.0 - h - EPS, "adam"), arm(10.0), NOISE) == "qualitatively"
-    assert claims.erases(arm(5.0 - h + EPS, "adam"), arm(10.0), NOISE).startswith("not resolved")
-    assert claims.erases(arm(5.0 + h + EPS, "adam"), arm(10.0), NOISE) == "no"
+    assert claims.erases(arm(5.0 - h - EPS, "adam"), arm(10.0), NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.erases(arm(5.0 - h + EPS, "adam"), arm(10.0), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.erases(arm(5.0 + h + EPS, "adam"), arm(10.0), NOISE).verdict is Verdict.NO
 
 
 def test_erasing_with_too_little_data_is_not_resolved_or_not_tested():
     sgd = flat(10.0)
     m = 5.0 - H3 - 1.0  # below half of SGD's beyond the noise of three seeds
-    assert claims.erases(scattered(m, "adam"), sgd, NOISE) == "qualitatively"
+    assert claims.erases(scattered(m, "adam"), sgd, NOISE).verdict is Verdict.QUALITATIVELY
     # two seeds: the same contrast, but a t quantile of 12.7 on 1 degree of freedom
     assert 5.0 - m < t975(1) * SE2
-    assert claims.erases(scattered(m, "adam", seeds=(0, 1)), flat(10.0, seeds=(0, 1)), NOISE).startswith(
+    assert claims.erases(scattered(m, "adam", seeds=(0, 1)), flat(10.0, seeds=(0, 1)), NOISE).text.startswith(
         "not resolved")
-    assert claims.erases(arm(0.0, "adam"), arm(10.0), None).startswith(
+    assert claims.erases(arm(0.0, "adam"), arm(10.0), None).text.startswith(
         "not tested: no error bar (one seed and no pooled seed std at this scale)")
-    assert claims.erases(scattered(1.0, "adam", tau=None), sgd, NOISE).startswith(
+    assert claims.erases(scattered(1.0, "adam", tau=None), sgd, NOISE).text.startswith(
         "not tested: Adam (η = 0.01)'s selected predictor does not interpolate at 2 of 2 σ_w")
 
 
 def test_a_verdict_an_unstable_arm_enters_names_it():
     verdict = claims.erases(scattered(5.0 - H3 - EPS, "adam", collapse=True), flat(10.0), NOISE)
-    assert verdict == f"qualitatively; unstable: Adam (η = 0.01) {UNSTABLE_NOTE}"
+    assert verdict.verdict is Verdict.QUALITATIVELY
+    assert verdict.text == f"qualitatively; unstable: Adam (η = 0.01) {UNSTABLE_NOTE}"
     stable, unstable = arm(1.0), arm(1.0, "adam", collapse=True)
     assert unstable.label.endswith(" [unstable]") and not stable.unstable
-    assert claims.noted("yes", stable, None) == "yes"
-    assert claims.noted("no", stable, unstable, None) == f"no; unstable: Adam (η = 0.01) {UNSTABLE_NOTE}"
-    two = claims.noted("no", unstable, arm(1.0, "muon", collapse=True))
-    assert two == f"no; unstable: Adam (η = 0.01), Muon (η = 0.01) {UNSTABLE_NOTE}"
+    yes, no = Finding(Verdict.YES), Finding(Verdict.NO)
+    assert claims.noted(yes, stable, None) is yes
+    one = claims.noted(no, stable, unstable, None)
+    assert one.verdict is Verdict.NO and one.text == f"no; unstable: Adam (η = 0.01) {UNSTABLE_NOTE}"
+    two = claims.noted(no, unstable, arm(1.0, "muon", collapse=True))
+    assert two.text == f"no; unstable: Adam (η = 0.01), Muon (η = 0.01) {UNSTABLE_NOTE}"
 
 
 def test_an_unstable_one_seed_arm_borrows_only_the_unstable_pool():
@@ -123,20 +127,22 @@ def test_an_unstable_one_seed_arm_borrows_only_the_unstable_pool():
                                         unstable_spread_df=2)
     h = t975(2) * math.hypot(1.0, 0.5 * 0.5)  # its own std 1.0 on 2 dof; SGD's 0.5 on 4: the smaller dof
     shaky = arm(5.0 - h - EPS, "adam", collapse=True)
-    assert claims.erases(shaky, arm(10.0), unstable_pool).startswith("qualitatively; unstable: Adam")
-    assert claims.erases(arm(5.0 - h + EPS, "adam", collapse=True), arm(10.0), unstable_pool).startswith(
+    assert claims.erases(shaky, arm(10.0), unstable_pool).text.startswith("qualitatively; unstable: Adam")
+    assert claims.erases(arm(5.0 - h + EPS, "adam", collapse=True), arm(10.0), unstable_pool).text.startswith(
         "not resolved")
     # no unstable arm has two seeds at this scale: no error bar, not the stable arms'
-    assert claims.erases(shaky, arm(10.0), NOISE).startswith("not tested: no error bar")
+    assert claims.erases(shaky, arm(10.0), NOISE).text.startswith("not tested: no error bar")
 
 
 def test_contrasts_and_missing_error_bars():
     h = t975(3) * 1.0
-    assert claims.contrast_verdict(Difference(-h - EPS, 1.0, 3), "yes", "no", "x") == "yes"
-    assert claims.contrast_verdict(Difference(h + EPS, 1.0, 3), "yes", "no", "x") == "no"
-    assert claims.contrast_verdict(Difference(h - EPS, 1.0, 3), "yes", "no", "x").startswith("not resolved: x is +")
+    yes, no = Finding(Verdict.YES), Finding(Verdict.NO)
+    assert claims.contrast_verdict(Difference(-h - EPS, 1.0, 3), yes, no, "x") is yes
+    assert claims.contrast_verdict(Difference(h + EPS, 1.0, 3), yes, no, "x") is no
+    unsure = claims.contrast_verdict(Difference(h - EPS, 1.0, 3), yes, no, "x")
+    assert unsure.verdict is Verdict.NOT_RESOLVED and unsure.text.startswith("not resolved: x is +")
     assert claims.unjudged(Difference(1.0, 1.0, 3), None) is None
-    assert claims.unjudged(Difference(1.0, 1.0, 3), Difference(1.0, math.nan, math.nan)).startswith(
+    assert claims.unjudged(Difference(1.0, 1.0, 3), Difference(1.0, math.nan, math.nan)).text.startswith(
         "not tested: no error bar")
 
 
@@ -164,26 +170,26 @@ def test_the_radial_memory_of_the_test_arms_has_the_hand_computed_interval():
 
 def test_a_common_norm_means_every_adaptive_radial_memory_below_a_half_beyond_noise():
     other = radial_arm(0.1, "adamw")
-    assert claims.common_norm([radial_arm(0.5 - R_H - EPS), other]) == "qualitatively"
-    assert claims.common_norm([radial_arm(0.5 - R_H + EPS), other]).startswith("not resolved: R − 0.5 is")
-    assert claims.common_norm([radial_arm(0.5 + R_H - EPS), other]).startswith("not resolved")
-    assert claims.common_norm([radial_arm(0.5 + R_H + EPS), other]) == "no"
+    assert claims.common_norm([radial_arm(0.5 - R_H - EPS), other]).verdict is Verdict.QUALITATIVELY
+    assert claims.common_norm([radial_arm(0.5 - R_H + EPS), other]).text.startswith("not resolved: R − 0.5 is")
+    assert claims.common_norm([radial_arm(0.5 + R_H - EPS), other]).verdict is Verdict.NOT_RESOLVED
+    assert claims.common_norm([radial_arm(0.5 + R_H + EPS), other]).verdict is Verdict.NO
     two = radial_arm(0.0, sigmas=LOG_SIGMAS[:2], wobble=WOBBLE[:2])  # two sigma_w: no interval on R
-    assert claims.common_norm([two, other]) == (
+    assert claims.common_norm([two, other]).text == (
         "not tested: no interval on R (fewer than three σ_w that did not diverge)")
     wide = radial_arm(0.1, wobble=10 * WOBBLE)  # R far below a half, but its interval too wide to show it
     assert 0.5 - 0.1 < t975(2) * linregress(LOG_SIGMAS, 10 * WOBBLE).stderr
-    assert claims.common_norm([wide, other]).startswith("not resolved")
+    assert claims.common_norm([wide, other]).verdict is Verdict.NOT_RESOLVED
 
 
 def test_the_norm_stays_tied_to_sigma_when_r_exceeds_0_8_beyond_noise():
-    assert claims.radial_kept(radial_arm(0.8 + R_H + EPS, "sgd")) == "yes"
-    assert claims.radial_kept(radial_arm(0.8 + R_H - EPS, "sgd")).startswith("not resolved: R − 0.8 is")
-    assert claims.radial_kept(radial_arm(0.8 - R_H + EPS, "sgd")).startswith("not resolved")
-    assert claims.radial_kept(radial_arm(0.8 - R_H - EPS, "sgd")) == "no"
-    assert claims.radial_kept(arm(8.0)).startswith("not tested: no interval on R")  # two sigma_w
+    assert claims.radial_kept(radial_arm(0.8 + R_H + EPS, "sgd")).verdict is Verdict.YES
+    assert claims.radial_kept(radial_arm(0.8 + R_H - EPS, "sgd")).text.startswith("not resolved: R − 0.8 is")
+    assert claims.radial_kept(radial_arm(0.8 - R_H + EPS, "sgd")).verdict is Verdict.NOT_RESOLVED
+    assert claims.radial_kept(radial_arm(0.8 - R_H - EPS, "sgd")).verdict is Verdict.NO
+    assert claims.radial_kept(arm(8.0)).text.startswith("not tested: no interval on R")  # two sigma_w
     assert 0.95 - 0.8 < t975(2) * linregress(LOG_SIGMAS, 3 * WOBBLE).stderr
-    assert claims.radial_kept(radial_arm(0.95, "sgd", wobble=3 * WOBBLE)).startswith("not resolved")  # too noisy
+    assert claims.radial_kept(radial_arm(0.95, "sgd", wobble=3 * WOBBLE)).verdict is Verdict.NOT_RESOLVED  # too noisy
 
 
 def test_optimizer_rows_name_missing_arms_and_read_each_clock():
@@ -192,7 +198,7 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
                                    quick_sgd=arm(9.0))
     by_claim = {r.claim: r for r in rows}
     adam = by_claim["Adam largely erases the σ_w dependence"]
-    assert adam.agrees == "qualitatively"  # 2 - 5 = -3 against a half-width of 1.6
+    assert adam.verdict is Verdict.QUALITATIVELY  # 2 - 5 = -3 against a half-width of 1.6
     # the clock at the selected checkpoint (epoch 1 of 3), not the whole run's 0.5
     assert adam.ours.startswith("2.0 ± 0.5 pp (1 seed; pooled std of a one-seed spread) (T_adapt = 0.167 at the "
                                 "selected checkpoints; 2 of 2 σ_w")
@@ -200,11 +206,11 @@ def test_optimizer_rows_name_missing_arms_and_read_each_clock():
     long = by_claim["Adam at a longer clock largely erases it (η = 0.01, 6 epochs: T_adapt = 1 over the run; quick "
                     "σ_w grid)"]
     assert "vs SGD 9.0 ± 0.5 pp (1 seed; pooled std of a one-seed spread)" in long.ours
-    assert long.agrees == "qualitatively"
+    assert long.verdict is Verdict.QUALITATIVELY
     same = claims.optimizer_claims([arm(10.0), arm(4.0, "adam", lr=1e-3)], "smoke", NOISE,
                                    long_clock=[arm(1.0, "adam", lr=1e-3)], quick_sgd=arm(9.0))
     assert not any("longer clock" in r.claim for r in same)  # not longer than the arm above: left out, R too
-    assert by_claim["Muon leaves a small spread"].agrees == "no"  # 8 - 5 = 3 above the half-width
+    assert by_claim["Muon leaves a small spread"].verdict is Verdict.NO  # 8 - 5 = 3 above the half-width
     assert by_claim["AdamW largely erases it too"].agrees == "not tested yet"
     momentum = by_claim["momentum SGD at the same raw η"]
     assert "T_SGD = 0.001 over the run at the raw η, as SGD's 0.001, or 0.1 at its effective step η/(1−μ) = 0.1" \
@@ -231,11 +237,11 @@ def test_a_method_with_seeds_on_the_quick_grid_is_judged_there_with_paired_seeds
     adam = row["Adam largely erases the σ_w dependence"]
     assert adam.ours.startswith("quick σ_w grid: 3.8 ± 0.3 pp (3 seeds; seed bootstrap")
     assert "vs SGD 10.0 ± 0.0 pp (3 seeds; seed bootstrap 10.0–10.0)" in adam.ours
-    assert adam.ours.endswith("4.0 pp on the main σ_w grid (1 seed)") and adam.agrees == "qualitatively"
+    assert adam.ours.endswith("4.0 pp on the main σ_w grid (1 seed)") and adam.verdict is Verdict.QUALITATIVELY
     assert set(adam.runs) == {r.id for a in (twin, quick_sgd, main[1]) for r in a.records}
     above = scattered(5.0 + H3 + EPS, "adam", lr=1e-3)  # above half of SGD's, beyond noise
     row = {r.claim: r for r in claims.optimizer_claims(main, "smoke", NOISE, quick_sgd=quick_sgd, quick=[above])}
-    assert row["Adam largely erases the σ_w dependence"].agrees == "no"
+    assert row["Adam largely erases the σ_w dependence"].verdict is Verdict.NO
     one_seed = arm(1.0, "adam", lr=1e-3)  # one seed on the quick grid: the main grid's arm decides
     row = {r.claim: r for r in claims.optimizer_claims(main, "smoke", NOISE, quick_sgd=quick_sgd, quick=[one_seed])}
     assert row["Adam largely erases the σ_w dependence"].ours.startswith("4.0 ± 0.5 pp (1 seed")
@@ -246,22 +252,22 @@ def test_a_method_with_seeds_on_the_quick_grid_is_judged_there_with_paired_seeds
 def test_longer_training_keeps_the_spread_when_the_longer_arm_keeps_more_than_half_beyond_noise():
     short = flat(10.0)
     # c = spread(long) - 0.5 x spread(short) = m - 5
-    assert claims.keeps_spread(short, scattered(5.0 + H3 + EPS, epochs=6), NOISE) == "qualitatively"
-    assert claims.keeps_spread(short, scattered(5.0 + H3 - EPS, epochs=6), NOISE).startswith(
+    assert claims.keeps_spread(short, scattered(5.0 + H3 + EPS, epochs=6), NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.keeps_spread(short, scattered(5.0 + H3 - EPS, epochs=6), NOISE).text.startswith(
         "not resolved: spread − 0.5 × the shorter arm's is")
-    assert claims.keeps_spread(short, scattered(5.0 - H3 + EPS, epochs=6), NOISE).startswith("not resolved")
-    assert claims.keeps_spread(short, scattered(5.0 - H3 - EPS, epochs=6), NOISE) == "no"
-    assert claims.keeps_spread(flat(10.0, seeds=(0, 1)), scattered(7.0, seeds=(0, 1), epochs=6), NOISE).startswith(
+    assert claims.keeps_spread(short, scattered(5.0 - H3 + EPS, epochs=6), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.keeps_spread(short, scattered(5.0 - H3 - EPS, epochs=6), NOISE).verdict is Verdict.NO
+    assert claims.keeps_spread(flat(10.0, seeds=(0, 1)), scattered(7.0, seeds=(0, 1), epochs=6), NOISE).text.startswith(
         "not resolved")  # 2 above the contrast's zero, but two seeds: 12.7 x its SE
-    assert claims.keeps_spread(arm(10.0), arm(10.0, epochs=6), None).startswith("not tested: no error bar")
-    assert claims.keeps_spread(short, scattered(10.0, tau=None, epochs=6), NOISE).startswith("not tested")
+    assert claims.keeps_spread(arm(10.0), arm(10.0, epochs=6), None).text.startswith("not tested: no error bar")
+    assert claims.keeps_spread(short, scattered(10.0, tau=None, epochs=6), NOISE).verdict is Verdict.NOT_TESTED
 
 
 def test_l2_erases_outright_when_the_l2_spread_lies_under_the_margin_by_the_one_sided_test():
     base = flat(10.0)
     # d = 10 - m far above zero; the L2 arm's 95 % one-sided bound m + t_{0.95, 2} SE against 2 pp
-    assert claims.l2_erases(base, scattered(2.0 - R3 - EPS, lr=0.1, wd=0.06), NOISE) == "yes"
-    assert claims.l2_erases(base, scattered(2.0 - R3 + EPS, lr=0.1, wd=0.06), NOISE) == (
+    assert claims.l2_erases(base, scattered(2.0 - R3 - EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.YES
+    assert claims.l2_erases(base, scattered(2.0 - R3 + EPS, lr=0.1, wd=0.06), NOISE).text == (
         "qualitatively: below 0.5 of the baseline's, not shown below 2 pp")
 
 
@@ -269,36 +275,37 @@ def test_l2_erases_outright_only_when_the_drop_from_the_baseline_is_beyond_noise
     m = 0.9
     assert m + R3 < 2.0  # the L2 arm alone is shown under the margin
     both = scattered(m, lr=0.1, wd=0.06)
-    assert claims.l2_erases(flat(m + H3 + EPS), both, NOISE) == "yes"
+    assert claims.l2_erases(flat(m + H3 + EPS), both, NOISE).verdict is Verdict.YES
     # the baseline hardly above it: erased "outright" cannot be told from a baseline that had nothing to erase
-    assert claims.l2_erases(flat(m + H3 - EPS), both, NOISE).startswith(
+    assert claims.l2_erases(flat(m + H3 - EPS), both, NOISE).text.startswith(
         "not resolved: spread − 0.5 × the baseline's is")
 
 
 def test_l2_erases_qualitatively_below_half_of_the_baseline_and_no_above_it():
     base = flat(10.0)
     # c = m - 0.5 x 10
-    assert claims.l2_erases(base, scattered(5.0 - H3 - EPS, lr=0.1, wd=0.06), NOISE).startswith("qualitatively")
-    assert claims.l2_erases(base, scattered(5.0 - H3 + EPS, lr=0.1, wd=0.06), NOISE).startswith("not resolved")
-    assert claims.l2_erases(base, scattered(5.0 + H3 - EPS, lr=0.1, wd=0.06), NOISE).startswith("not resolved")
-    assert claims.l2_erases(base, scattered(5.0 + H3 + EPS, lr=0.1, wd=0.06), NOISE) == "no"
+    assert claims.l2_erases(base, scattered(5.0 - H3 - EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.l2_erases(base, scattered(5.0 - H3 + EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.l2_erases(base, scattered(5.0 + H3 - EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.l2_erases(base, scattered(5.0 + H3 + EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.NO
 
 
 def test_l2_that_raises_the_spread_beyond_noise_is_a_no_of_its_own():
     base = flat(2.0)
-    assert claims.l2_erases(base, scattered(2.0 + H3 + EPS, lr=0.1, wd=0.06), NOISE) == "no: L2 raised the spread"
-    assert claims.l2_erases(base, scattered(2.0 + H3 - EPS, lr=0.1, wd=0.06), NOISE) == "no"  # above half of it
+    assert claims.l2_erases(base, scattered(2.0 + H3 + EPS, lr=0.1, wd=0.06), NOISE).text == "no: L2 raised the spread"
+    # above half of it
+    assert claims.l2_erases(base, scattered(2.0 + H3 - EPS, lr=0.1, wd=0.06), NOISE).verdict is Verdict.NO
 
 
 def test_l2_erasing_with_too_little_data_is_never_yes():
     # two seeds: the L2 arm's one-sided bound m + t_{0.95, 1} SE lies above 2 pp, where three seeds lay under it,
     # and its contrast with half the baseline, 0.9 - 5, lies within t_{0.975, 1} SE of zero
-    assert claims.l2_erases(flat(10.0), scattered(0.9, lr=0.1, wd=0.06), NOISE) == "yes"
+    assert claims.l2_erases(flat(10.0), scattered(0.9, lr=0.1, wd=0.06), NOISE).verdict is Verdict.YES
     assert 0.9 + R3 < 2.0 < 0.9 + t95(1) * SE2 and 5.0 - 0.9 < t975(1) * SE2
     verdict = claims.l2_erases(flat(10.0, seeds=(0, 1)), scattered(0.9, seeds=(0, 1), lr=0.1, wd=0.06), NOISE)
-    assert verdict.startswith("not resolved: spread − 0.5 × the baseline's is")
-    assert claims.l2_erases(arm(10.0), arm(0.0, lr=0.1, wd=0.06), None).startswith("not tested: no error bar")
-    assert claims.l2_erases(flat(10.0), scattered(0.9, lr=0.1, wd=0.06, tau=None), NOISE).startswith("not tested")
+    assert verdict.text.startswith("not resolved: spread − 0.5 × the baseline's is")
+    assert claims.l2_erases(arm(10.0), arm(0.0, lr=0.1, wd=0.06), None).text.startswith("not tested: no error bar")
+    assert claims.l2_erases(flat(10.0), scattered(0.9, lr=0.1, wd=0.06, tau=None), NOISE).verdict is Verdict.NOT_TESTED
 
 
 UP, DOWN = (-DELTA, 0.0, DELTA), (DELTA, 0.0, -DELTA)
@@ -325,28 +332,28 @@ def test_the_spread_falls_along_a_row_when_its_drop_is_beyond_noise_and_no_step_
 def test_more_l2_leaves_a_smaller_spread_when_every_row_falls():
     falling, level = l2_row(6.0, 4.0, 1.0), l2_row(3.0, 3.0, 3.0)
     rising = l2_row(1.0, 3.0, 6.0)
-    assert claims.falls_with_l2({"a": falling, "b": falling}, NOISE) == "qualitatively"
-    assert claims.falls_with_l2({"a": falling, "b": level}, NOISE) == "partly: only a"
-    assert claims.falls_with_l2({"a": rising, "b": level}, NOISE) == "no"
-    assert claims.falls_with_l2({"a": level}, NOISE) == (
+    assert claims.falls_with_l2({"a": falling, "b": falling}, NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.falls_with_l2({"a": falling, "b": level}, NOISE).text == "partly: only a"
+    assert claims.falls_with_l2({"a": rising, "b": level}, NOISE).verdict is Verdict.NO
+    assert claims.falls_with_l2({"a": level}, NOISE).text == (
         "not resolved: no row's first and last spreads differ beyond noise")
-    assert claims.falls_with_l2({"a": falling + [flat(0.5, tau=None)]}, NOISE).startswith("not tested")
-    assert claims.falls_with_l2({"a": [arm(6.0), arm(1.0, wd=0.06)]}, None).startswith("not tested: no error bar")
+    assert claims.falls_with_l2({"a": falling + [flat(0.5, tau=None)]}, NOISE).verdict is Verdict.NOT_TESTED
+    assert claims.falls_with_l2({"a": [arm(6.0), arm(1.0, wd=0.06)]}, None).text.startswith("not tested: no error bar")
     two = {"a": [scattered(6.0, seeds=(0, 1)), flat(3.5, seeds=(0, 1), wd=0.06)]}  # a drop of 2.5, 2 seeds
-    assert claims.falls_with_l2(two, NOISE).startswith("not resolved")
+    assert claims.falls_with_l2(two, NOISE).verdict is Verdict.NOT_RESOLVED
 
 
 def test_the_l2_term_lowers_the_spread_when_its_control_is_higher_beyond_noise():
     control = flat(5.0)
-    assert claims.l2_lowers(control, scattered(5.0 - H3 - EPS, wd=0.1), NOISE) == "yes"
-    assert claims.l2_lowers(control, scattered(5.0 - H3 + EPS, wd=0.1), NOISE).startswith(
+    assert claims.l2_lowers(control, scattered(5.0 - H3 - EPS, wd=0.1), NOISE).verdict is Verdict.YES
+    assert claims.l2_lowers(control, scattered(5.0 - H3 + EPS, wd=0.1), NOISE).text.startswith(
         "not resolved: control − L2 arm is")
-    assert claims.l2_lowers(control, scattered(5.0 + H3 - EPS, wd=0.1), NOISE).startswith("not resolved")
-    assert claims.l2_lowers(control, scattered(5.0 + H3 + EPS, wd=0.1), NOISE) == "no: L2 raised the spread"
+    assert claims.l2_lowers(control, scattered(5.0 + H3 - EPS, wd=0.1), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.l2_lowers(control, scattered(5.0 + H3 + EPS, wd=0.1), NOISE).text == "no: L2 raised the spread"
     assert claims.l2_lowers(flat(5.0, seeds=(0, 1)), scattered(5.0 - H3 - EPS, seeds=(0, 1), wd=0.1),
-                            NOISE).startswith("not resolved")  # the same drop, two seeds
-    assert claims.l2_lowers(arm(5.0), arm(0.0, wd=0.1), None).startswith("not tested: no error bar")
-    assert claims.l2_lowers(flat(5.0, tau=None), flat(0.0, wd=0.1), NOISE).startswith("not tested")
+                            NOISE).text.startswith("not resolved")  # the same drop, two seeds
+    assert claims.l2_lowers(arm(5.0), arm(0.0, wd=0.1), None).text.startswith("not tested: no error bar")
+    assert claims.l2_lowers(flat(5.0, tau=None), flat(0.0, wd=0.1), NOISE).verdict is Verdict.NOT_TESTED
 
 
 SE, DF = 0.4, 2
@@ -355,43 +362,44 @@ H = t975(DF) * SE
 
 def test_batch_size_needs_a_rise_beyond_noise_and_a_rank_correlation_above_a_half():
     rise = Difference(H + EPS, SE, DF)
-    assert claims.rises_with_batch(0.5 + EPS, rise) == "qualitatively"
-    assert claims.rises_with_batch(0.5, rise) == "weakly (ρ = +0.50 ≤ 0.5)"
-    assert claims.rises_with_batch(1.0, Difference(H - EPS, SE, DF)).startswith(
+    assert claims.rises_with_batch(0.5 + EPS, rise).verdict is Verdict.QUALITATIVELY
+    assert claims.rises_with_batch(0.5, rise).text == "weakly (ρ = +0.50 ≤ 0.5)"
+    assert claims.rises_with_batch(1.0, Difference(H - EPS, SE, DF)).text.startswith(
         "not resolved: largest − smallest b is")
-    assert claims.rises_with_batch(1.0, Difference(-H + EPS, SE, DF)).startswith("not resolved")
-    assert claims.rises_with_batch(1.0, Difference(-H - EPS, SE, DF)) == "no"
-    assert claims.rises_with_batch(1.0, Difference(H + EPS, SE, 1)).startswith("not resolved")  # fewer seeds
-    assert claims.rises_with_batch(1.0, Difference(5.0, math.nan, math.nan)).startswith("not tested: no error bar")
+    assert claims.rises_with_batch(1.0, Difference(-H + EPS, SE, DF)).verdict is Verdict.NOT_RESOLVED
+    assert claims.rises_with_batch(1.0, Difference(-H - EPS, SE, DF)).verdict is Verdict.NO
+    assert claims.rises_with_batch(1.0, Difference(H + EPS, SE, 1)).verdict is Verdict.NOT_RESOLVED  # fewer seeds
+    assert claims.rises_with_batch(1.0, Difference(5.0, math.nan, math.nan)).text.startswith("not tested: no error bar")
     for rho, d in ((None, rise), (1.0, None)):  # fewer than three interpolating batch sizes
-        assert claims.rises_with_batch(rho, d).startswith("not tested: no rank correlation")
+        assert claims.rises_with_batch(rho, d).text.startswith("not tested: no rank correlation")
 
 
 def test_a_clock_claim_needs_a_drop_beyond_noise_and_rho_at_most_minus_a_half():
     drop = Difference(H + EPS, SE, DF)
-    assert claims.falls_with_clock(-0.5, drop) == "qualitatively"
-    assert claims.falls_with_clock(-0.5 + EPS, drop).startswith("weakly (ρ = -0.50 > -0.5")
-    assert claims.falls_with_clock(-1.0, Difference(H - EPS, SE, DF)).startswith(
+    assert claims.falls_with_clock(-0.5, drop).verdict is Verdict.QUALITATIVELY
+    assert claims.falls_with_clock(-0.5 + EPS, drop).text.startswith("weakly (ρ = -0.50 > -0.5")
+    assert claims.falls_with_clock(-1.0, Difference(H - EPS, SE, DF)).text.startswith(
         "not resolved: smallest − largest clock is")
-    assert claims.falls_with_clock(-1.0, Difference(-H + EPS, SE, DF)).startswith("not resolved")
-    assert claims.falls_with_clock(-1.0, Difference(-H - EPS, SE, DF)) == "no"
-    assert claims.falls_with_clock(-1.0, Difference(H + EPS, SE, 1)).startswith("not resolved")
-    assert claims.falls_with_clock(-1.0, Difference(5.0, math.nan, math.nan)).startswith("not tested: no error bar")
-    assert claims.falls_with_clock(None, None).startswith("not tested: no rank correlation")
+    assert claims.falls_with_clock(-1.0, Difference(-H + EPS, SE, DF)).verdict is Verdict.NOT_RESOLVED
+    assert claims.falls_with_clock(-1.0, Difference(-H - EPS, SE, DF)).verdict is Verdict.NO
+    assert claims.falls_with_clock(-1.0, Difference(H + EPS, SE, 1)).verdict is Verdict.NOT_RESOLVED
+    no_bar = claims.falls_with_clock(-1.0, Difference(5.0, math.nan, math.nan))
+    assert no_bar.text.startswith("not tested: no error bar")
+    assert claims.falls_with_clock(None, None).text.startswith("not tested: no rank correlation")
 
 
 def test_low_lr_sgd_keeps_a_large_spread_from_5_pp_up_beyond_noise():
-    assert claims.large_spread(scattered(5.0 + H3 + EPS), NOISE) == "qualitatively"
-    assert claims.large_spread(scattered(5.0 + H3 - EPS), NOISE).startswith("not resolved: spread − 5 pp is")
-    assert claims.large_spread(scattered(5.0 - H3 + EPS), NOISE).startswith("not resolved")
-    assert claims.large_spread(scattered(5.0 - H3 - EPS), NOISE) == "no"
+    assert claims.large_spread(scattered(5.0 + H3 + EPS), NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.large_spread(scattered(5.0 + H3 - EPS), NOISE).text.startswith("not resolved: spread − 5 pp is")
+    assert claims.large_spread(scattered(5.0 - H3 + EPS), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.large_spread(scattered(5.0 - H3 - EPS), NOISE).verdict is Verdict.NO
     h = t975(4) * 0.5  # one seed: the borrowed std on the pool's 4 degrees of freedom
-    assert claims.large_spread(arm(5.0 + h + EPS), NOISE) == "qualitatively"
-    assert claims.large_spread(arm(5.0 + h - EPS), NOISE).startswith("not resolved")
-    assert claims.large_spread(scattered(7.0, seeds=(0, 1)), NOISE).startswith("not resolved")  # 2 above, 2 seeds
-    assert claims.large_spread(arm(20.0), None).startswith("not tested: no error bar")
-    assert claims.large_spread(scattered(20.0, tau=None), NOISE).startswith("not tested")
-    assert claims.large_spread(scattered(20.0, collapse=True), NOISE) == (
+    assert claims.large_spread(arm(5.0 + h + EPS), NOISE).verdict is Verdict.QUALITATIVELY
+    assert claims.large_spread(arm(5.0 + h - EPS), NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.large_spread(scattered(7.0, seeds=(0, 1)), NOISE).verdict is Verdict.NOT_RESOLVED  # 2 above, 2 seeds
+    assert claims.large_spread(arm(20.0), None).text.startswith("not tested: no error bar")
+    assert claims.large_spread(scattered(20.0, tau=None), NOISE).verdict is Verdict.NOT_TESTED
+    assert claims.large_spread(scattered(20.0, collapse=True), NOISE).text == (
         f"qualitatively; unstable: SGD (η = 0.01) {UNSTABLE_NOTE}")
 
 
@@ -415,20 +423,20 @@ def test_far_above_seed_noise_means_the_spread_above_three_times_the_largest_see
                   np.std([-(SEED_SHIFT - DELTA), 0.0, SEED_SHIFT - DELTA], ddof=1))
     assert largest == pytest.approx(SEED_SHIFT) and analysis.seed_std_pp(noise_arm(5.0))[1.0] == pytest.approx(1.0)
     threshold = 3 * largest
-    assert claims.above_seed_noise(noise_arm(threshold + H3 + EPS)) == "yes"
-    assert claims.above_seed_noise(noise_arm(threshold + H3 - EPS)).startswith(
+    assert claims.above_seed_noise(noise_arm(threshold + H3 + EPS)).verdict is Verdict.YES
+    assert claims.above_seed_noise(noise_arm(threshold + H3 - EPS)).text.startswith(
         "not resolved: spread − 3 × the largest seed std is")
-    assert claims.above_seed_noise(noise_arm(threshold - H3 + EPS)).startswith("not resolved")
-    assert claims.above_seed_noise(noise_arm(threshold - H3 - EPS)) == "no"
+    assert claims.above_seed_noise(noise_arm(threshold - H3 + EPS)).verdict is Verdict.NOT_RESOLVED
+    assert claims.above_seed_noise(noise_arm(threshold - H3 - EPS)).verdict is Verdict.NO
 
 
 def test_far_above_seed_noise_needs_seeds_enough_to_tell():
     # two seeds -+1 pp apart at both sigma_w: a seed std of sqrt 2, and spreads m -+ delta with 1 degree of freedom
     two = 3 * SEED_SHIFT * math.sqrt(2)
     assert 3.0 < t975(1) * SE2 and 3.0 > H3
-    assert claims.above_seed_noise(noise_arm(two + 3.0, seeds=(0, 1))).startswith("not resolved")
-    assert claims.above_seed_noise(arm(8.0)).startswith("not tested: fewer than two seeds")
-    assert claims.above_seed_noise(noise_arm(8.0, tau=None)).startswith(
+    assert claims.above_seed_noise(noise_arm(two + 3.0, seeds=(0, 1))).verdict is Verdict.NOT_RESOLVED
+    assert claims.above_seed_noise(arm(8.0)).text.startswith("not tested: fewer than two seeds")
+    assert claims.above_seed_noise(noise_arm(8.0, tau=None)).text.startswith(
         "not tested: SGD (η = 0.01)'s selected predictor does not interpolate")
 
 
@@ -439,35 +447,37 @@ def test_equal_clock_arms_collapse_when_their_difference_lies_within_the_margin_
     assert MARGIN == 2.0
     b = flat(5.0)
     # d = m - 5 paired over three seeds; equal when |d| + t_{0.95, 2} SE < 2
-    assert claims.collapses(scattered(5.0 + MARGIN - R3 - EPS), b, NOISE) == "yes: equal within ±2 pp"
-    assert claims.collapses(scattered(5.0 - MARGIN + R3 + EPS), b, NOISE) == "yes: equal within ±2 pp"
+    assert claims.collapses(scattered(5.0 + MARGIN - R3 - EPS), b, NOISE).text == "yes: equal within ±2 pp"
+    assert claims.collapses(scattered(5.0 - MARGIN + R3 + EPS), b, NOISE).text == "yes: equal within ±2 pp"
     assert MARGIN - R3 < H3  # just outside the equivalence bound and not different from zero either
     # d = 1.174, its 95 % interval 1.174 -+ 1.217: a lower end that rounds to zero prints +0.0
-    assert claims.collapses(scattered(5.0 + MARGIN - R3 + EPS), b, NOISE).startswith(
+    assert claims.collapses(scattered(5.0 + MARGIN - R3 + EPS), b, NOISE).text.startswith(
         "not resolved: +1.2 pp, 95 % [+0.0, +2.4] (paired over 3 seeds) is neither shown within ±2 pp nor away "
         "from 0")
-    assert claims.collapses(scattered(5.0 + H3 - EPS), b, NOISE).startswith("not resolved")
-    assert claims.collapses(scattered(5.0 + H3 + EPS), b, NOISE) .startswith("no: the spreads differ, ")
-    assert claims.collapses(scattered(5.0 - H3 - EPS), b, NOISE) .startswith("no: the spreads differ, ")
-    assert claims.collapses(scattered(8.0), b, NOISE) .startswith("no: the spreads differ, ")  # beyond the margin
+    assert claims.collapses(scattered(5.0 + H3 - EPS), b, NOISE).verdict is Verdict.NOT_RESOLVED
+    assert claims.collapses(scattered(5.0 + H3 + EPS), b, NOISE) .text.startswith("no: the spreads differ, ")
+    assert claims.collapses(scattered(5.0 - H3 - EPS), b, NOISE) .text.startswith("no: the spreads differ, ")
+    assert claims.collapses(scattered(8.0), b, NOISE) .text.startswith("no: the spreads differ, ")  # beyond the margin
 
 
 def test_a_difference_within_the_margin_is_equal_even_when_it_also_differs_from_zero():
     tight = scattered(6.5, delta=0.1)
     assert stats.differs(analysis.spread_difference(tight, flat(5.0), NOISE))
-    assert claims.collapses(tight, flat(5.0), NOISE) == "yes: equal within ±2 pp"
+    assert claims.collapses(tight, flat(5.0), NOISE).text == "yes: equal within ±2 pp"
 
 
 def test_equal_clock_arms_with_too_little_data_are_not_resolved_not_equal():
     # two seeds, a difference of 0.5 pp: inside the margin, but 0.5 + t_{0.95, 1} SE lies beyond it
     assert 0.5 + t95(1) * SE2 > MARGIN and 0.5 + R3 < MARGIN
-    assert claims.collapses(scattered(5.5), flat(5.0), NOISE) == "yes: equal within ±2 pp"
-    assert claims.collapses(scattered(5.5, seeds=(0, 1)), flat(5.0, seeds=(0, 1)), NOISE).startswith("not resolved")
+    assert claims.collapses(scattered(5.5), flat(5.0), NOISE).text == "yes: equal within ±2 pp"
+    two_seeds = claims.collapses(scattered(5.5, seeds=(0, 1)), flat(5.0, seeds=(0, 1)), NOISE)
+    assert two_seeds.verdict is Verdict.NOT_RESOLVED
     # beyond the margin but not different from zero either
-    assert claims.collapses(scattered(7.5, seeds=(0, 1)), flat(5.0, seeds=(0, 1)), NOISE).startswith("not resolved")
-    assert claims.collapses(arm(5.0), arm(5.0), None).startswith("not tested: no error bar")
-    assert claims.collapses(flat(5.0, tau=None), flat(5.0), NOISE).startswith("not tested")
-    assert claims.collapses(scattered(5.5, collapse=True), flat(5.0), NOISE) == (
+    apart = claims.collapses(scattered(7.5, seeds=(0, 1)), flat(5.0, seeds=(0, 1)), NOISE)
+    assert apart.verdict is Verdict.NOT_RESOLVED
+    assert claims.collapses(arm(5.0), arm(5.0), None).text.startswith("not tested: no error bar")
+    assert claims.collapses(flat(5.0, tau=None), flat(5.0), NOISE).verdict is Verdict.NOT_TESTED
+    assert claims.collapses(scattered(5.5, collapse=True), flat(5.0), NOISE).text == (
         f"yes: equal within ±2 pp; unstable: SGD (η = 0.01) {UNSTABLE_NOTE}")
 
 
@@ -485,16 +495,16 @@ def ladder(*offsets, tau=1, first_seeds=UP):
 
 def test_a_flat_ladder_says_the_clock_forgets():
     inside = MARGIN - R3 - EPS
-    assert claims.clock_or_rate(ladder(0.0, inside, -inside), NOISE) == (
+    assert claims.clock_or_rate(ladder(0.0, inside, -inside), NOISE).text == (
         "yes: the clock (every rung within ±2 pp of the largest rate's)")
-    assert claims.clock_or_rate(ladder(0.0, MARGIN - R3 + EPS, 0.0), NOISE).startswith(
+    assert claims.clock_or_rate(ladder(0.0, MARGIN - R3 + EPS, 0.0), NOISE).text.startswith(
         "not resolved: smallest − largest rate is")
 
 
 def test_a_ladder_whose_spread_rises_as_the_rate_falls_says_the_rate_forgets():
-    assert claims.clock_or_rate(ladder(1.0, H3 + EPS), NOISE) == (
+    assert claims.clock_or_rate(ladder(1.0, H3 + EPS), NOISE).text == (
         "no: the rate (the spread rises as η falls, ρ = -1.00)")
-    assert claims.clock_or_rate(ladder(1.0, H3 - EPS), NOISE).startswith("not resolved")  # H3 > the margin's reach
+    assert claims.clock_or_rate(ladder(1.0, H3 - EPS), NOISE).verdict is Verdict.NOT_RESOLVED  # H3 > the margin's reach
 
 
 @pytest.mark.parametrize(("offsets", "rate"), [((-0.5, 0.5, 5.0), True), ((0.5, -0.5, 5.0), False)])
@@ -502,18 +512,18 @@ def test_the_rate_needs_a_rank_correlation_of_spread_with_the_rate_at_most_minus
     rho = spearmanr(LADDER, [5.0] + [5.0 + o for o in offsets]).statistic
     assert bool(rho <= claims.CLOCK_RHO) is rate and rho == pytest.approx(-0.8 if rate else -0.4)
     verdict = claims.clock_or_rate(ladder(*offsets), NOISE)
-    assert verdict == "no: the rate (the spread rises as η falls, ρ = -0.80)" if rate else verdict.startswith(
+    assert verdict.text == "no: the rate (the spread rises as η falls, ρ = -0.80)" if rate else verdict.text.startswith(
         "not resolved")
 
 
 def test_a_ladder_with_a_rung_that_does_not_interpolate_or_no_error_bar_is_not_tested():
-    assert claims.clock_or_rate(ladder(0.0, 0.0, tau=None), NOISE).startswith(
+    assert claims.clock_or_rate(ladder(0.0, 0.0, tau=None), NOISE).text.startswith(
         "not tested: Adam (η = 0.0025)'s selected predictor does not interpolate")  # the last rung given
     one_seed = [arm(5.0, "adam", lr=lr, epochs=4 * (k + 1)) for k, lr in enumerate(LADDER)]
-    assert claims.clock_or_rate(one_seed, None).startswith("not tested: no error bar")
-    assert claims.clock_or_rate(ladder(0.0, 0.0)[:1], NOISE) == "not tested: a ladder needs two rungs or more"
+    assert claims.clock_or_rate(one_seed, None).text.startswith("not tested: no error bar")
+    assert claims.clock_or_rate(ladder(0.0, 0.0)[:1], NOISE).text == "not tested: a ladder needs two rungs or more"
     assert claims.clock_or_rate([*ladder(0.0, 0.0), flat(5.0, "adam", lr=1e-3, epochs=40, collapse=True)],
-                                NOISE).endswith(f"unstable: Adam (η = 0.001) {UNSTABLE_NOTE}")
+                                NOISE).text.endswith(f"unstable: Adam (η = 0.001) {UNSTABLE_NOTE}")
 
 
 def test_ladder_rows_wait_until_every_arm_has_finished_on_every_seed():
@@ -554,33 +564,35 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     assert "rank correlation +1.00" in rows[4].ours
 
 
-CONSISTENT = "consistent (η and N were inferred from these figures)"  # not a confirmation: circular by design
+CONSISTENT = Finding(Verdict.CONSISTENT, " (η and N were inferred from these figures)")  # circular by design
 
 
 def test_a_recomputed_clock_agrees_when_it_rounds_to_the_quoted_digits():
     assert claims.matches_quoted(7.26e-4, "7.3e-4") == claims.matches_quoted(7.34e-4, "7.3e-4") == CONSISTENT
-    assert claims.matches_quoted(7.24e-4, "7.3e-4") == claims.matches_quoted(7.36e-4, "7.3e-4") == "no"
+    assert claims.matches_quoted(7.24e-4, "7.3e-4") == claims.matches_quoted(7.36e-4, "7.3e-4") == Finding(Verdict.NO)
 
 
 def test_scale_invariance_needs_loss_and_cosine_below_the_tolerance():
     tol = claims.INVARIANCE_TOL
-    assert claims.scale_invariant([2.0, 2.0 + 0.5 * tol, 2.0 - 0.5 * tol], [0.0, 0.9 * tol, -0.9 * tol]) == "yes"
-    assert claims.scale_invariant([2.0, 2.0 + 2 * tol], [0.0, 0.0]) == "no"
-    assert claims.scale_invariant([2.0, 2.0], [0.0, 1.1 * tol]) == "no"
+    invariant = claims.scale_invariant([2.0, 2.0 + 0.5 * tol, 2.0 - 0.5 * tol], [0.0, 0.9 * tol, -0.9 * tol])
+    assert invariant.verdict is Verdict.YES
+    assert claims.scale_invariant([2.0, 2.0 + 2 * tol], [0.0, 0.0]).verdict is Verdict.NO
+    assert claims.scale_invariant([2.0, 2.0], [0.0, 1.1 * tol]).verdict is Verdict.NO
 
 
 def test_sigma_scales_the_logits_below_the_floor():
-    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 - EPS)) == "yes"
-    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 + EPS)) == "no"
+    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 - EPS)).verdict is Verdict.YES
+    assert claims.scales_logits(claims.LOGIT_FLOOR * (1 + EPS)).verdict is Verdict.NO
 
 
 def test_question_rows_read_the_logit_floor():
     floor = claims.LOGIT_FLOOR
     below_floor = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.0], [0.0, 0.0], 0.9 * floor, "smoke", 4)
-    assert [r.agrees for r in below_floor] == [CONSISTENT, CONSISTENT, "yes", "yes"]
+    assert [r.finding for r in below_floor] == [CONSISTENT, CONSISTENT, Finding(Verdict.YES), Finding(Verdict.YES)]
     assert "to < 1e-4 relative" in below_floor[3].ours and "smoke ResNet-9 w4" in below_floor[3].ours
     above = claims.question_claims(7.31e-4, 1.22e-2, [1.0, 1.1], [0.0, 0.0], 1.1 * floor, "smoke", 4)
-    assert [r.agrees for r in above] == [CONSISTENT, CONSISTENT, "no", "no"] and "1.1e-04" in above[3].ours
+    assert [r.finding for r in above] == [CONSISTENT, CONSISTENT, Finding(Verdict.NO), Finding(Verdict.NO)]
+    assert "1.1e-04" in above[3].ours
 
 
 def sgd_rows(a, noise=None, late=None, late_noise=None, floor=NOISE):
@@ -606,39 +618,39 @@ def test_the_sgd_remembers_rows_read_the_second_half_first_and_the_papers_readin
 
 def test_the_headline_spread_of_one_seed_is_judged_on_the_floors_borrowed_std():
     h = t975(4) * 0.5
-    assert sgd_rows(arm(5.0 + h + EPS))[HEADLINE].agrees == "qualitatively"
-    assert sgd_rows(arm(5.0 + h - EPS))[HEADLINE].agrees.startswith("not resolved")
-    assert sgd_rows(arm(5.0 - h - EPS))[HEADLINE].agrees == "no"
+    assert sgd_rows(arm(5.0 + h + EPS))[HEADLINE].verdict is Verdict.QUALITATIVELY
+    assert sgd_rows(arm(5.0 + h - EPS))[HEADLINE].verdict is Verdict.NOT_RESOLVED
+    assert sgd_rows(arm(5.0 - h - EPS))[HEADLINE].verdict is Verdict.NO
     assert sgd_rows(arm(20.0), floor=None)[HEADLINE].agrees.startswith("not tested: no error bar")
     assert sgd_rows(arm(20.0))[HEADLINE].ours.startswith("20.0 ± 0.5 pp (1 seed; pooled std of a one-seed spread)")
 
 
 def test_the_radial_row_reads_the_whole_run_arm_and_the_seed_rows_wait_for_the_noise_arm():
-    assert sgd_rows(radial_arm(0.8 + R_H + EPS, "sgd"), late=arm(8.0))[RADIAL].agrees == "yes"
-    assert sgd_rows(radial_arm(0.8 - R_H - EPS, "sgd"), late=arm(8.0))[RADIAL].agrees == "no"
+    assert sgd_rows(radial_arm(0.8 + R_H + EPS, "sgd"), late=arm(8.0))[RADIAL].verdict is Verdict.YES
+    assert sgd_rows(radial_arm(0.8 - R_H - EPS, "sgd"), late=arm(8.0))[RADIAL].verdict is Verdict.NO
     rows = sgd_rows(arm(8.0))
     assert rows[SEEDS_ROW].agrees == rows[LATE_SEEDS].agrees == "not tested yet"
-    assert rows[FITS].agrees == "yes"
+    assert rows[FITS].verdict is Verdict.YES
 
 
 def test_the_interpolation_row_reads_the_second_half_and_the_headline_applies_the_condition():
     early = arm(8.0, tau=2)  # interpolates at epoch 2, selected at epoch 1
     rows = sgd_rows(early, late=arm(8.0))
-    assert rows[FITS].agrees == "yes"
+    assert rows[FITS].verdict is Verdict.YES
     assert rows[FITS].ours == ("2 of 2 σ_w at the checkpoint selected over the second half (0 at the paper's "
                                "whole-run selection; 2 reach 99.5 % at some epoch)")
     assert rows[HEADLINE].agrees.startswith("not tested: SGD (η = 0.01)'s selected predictor does not interpolate "
                                             "at 2 of 2 σ_w")
-    assert rows[LATE].agrees == "qualitatively" and rows[LATE].ours.startswith("8.0 ± 0.5 pp (1 seed")
+    assert rows[LATE].verdict is Verdict.QUALITATIVELY and rows[LATE].ours.startswith("8.0 ± 0.5 pp (1 seed")
     late_early = sgd_rows(arm(8.0), late=early)
     assert late_early[FITS].agrees == "no: selected before it fits the training set at σ_w = 1, 2.71828"
-    assert late_early[LATE].agrees.startswith("not tested")
+    assert late_early[LATE].verdict is Verdict.NOT_TESTED
 
 
 def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
     noise_arm = scattered(3 * DELTA + H3 + EPS)
     row = sgd_rows(arm(8.0), noise=finished(noise_arm))[SEEDS_ROW]
-    assert row.agrees == "yes"
+    assert row.verdict is Verdict.YES
     assert row.ours.startswith("spread 3.0 ± 0.3 pp (3 seeds; seed bootstrap")
     assert f"vs per-σ_w seed std ≤ {DELTA:.2f} pp (quick grid; 2 of 2 σ_w interpolate" in row.ours
     assert set(row.runs) == {r.id for r in noise_arm.records}
@@ -648,7 +660,7 @@ def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
                for s, acc in zip((1.0, 2.0), accs, strict=True)]
     (two_seeds,) = analysis.arms(records)
     assert 11 - 3 * math.sqrt(2) < t975(1) * enumerated_bootstrap([10.0, 12.0])
-    assert sgd_rows(arm(8.0), noise=finished(two_seeds))[SEEDS_ROW].agrees.startswith("not resolved")
+    assert sgd_rows(arm(8.0), noise=finished(two_seeds))[SEEDS_ROW].verdict is Verdict.NOT_RESOLVED
 
 
 def depth_arm(arch, interpolated_last):
@@ -660,20 +672,20 @@ def depth_arm(arch, interpolated_last):
 def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
     shallow = depth_arm("resnet9", True)
     failing, fitting = depth_arm("resnet20", False), depth_arm("resnet32", True)
-    assert claims.deep_nets_fail([failing]) == "qualitatively"
-    assert claims.deep_nets_fail([failing, fitting]).startswith("no")
+    assert claims.deep_nets_fail([failing]).verdict is Verdict.QUALITATIVELY
+    assert claims.deep_nets_fail([failing, fitting]).verdict is Verdict.NO
     for rise, verdict in ((1.0 - EPS, "qualitatively"), (1.0 + EPS, "not tested: train accuracy still rising")):
         r = failing.records[-1]  # sigma_w = 2: train accuracy 0.9 at epoch 2, then + rise at epoch 3
         history = dict(r.history, train_acc=r.history["train_acc"][:3] + [0.9 + rise / 100])
         records = failing.records[:-1] + [dataclasses.replace(r, history=history)]
         (a,) = analysis.arms(records, show=("arch",))
         assert claims.late_rise_pp(a) == pytest.approx(rise)
-        assert claims.deep_nets_fail([a]).startswith(verdict)
+        assert claims.deep_nets_fail([a]).text.startswith(verdict)
     (row,) = claims.depth_claims(finished(failing, shallow), "smoke")  # listed from the shallowest
     assert row.ours.startswith("resnet9: reaches 99.5 % train accuracy at some epoch at 2 of 2 σ_w (at the selected "
                                "checkpoint: 2); resnet20: reaches 99.5 % train accuracy at some epoch at 1 of 2 σ_w "
                                "(at the selected checkpoint: 1)")
-    assert row.agrees == "qualitatively"
+    assert row.verdict is Verdict.QUALITATIVELY
     (waiting,) = claims.depth_claims(finished(shallow), "smoke")
     assert waiting.agrees == "not tested yet"
 
@@ -693,7 +705,7 @@ def test_the_clock_trend_counts_only_arms_whose_selected_predictors_interpolate(
     assert [p.value for p in included] == [1.0, 2.0, 3.0] and rho == pytest.approx(-1.0)
     assert drop.value == pytest.approx(8.0) and not drop.paired and drop.se == pytest.approx(SE1)
     (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("a larger T_adapt")]
-    assert row.agrees == "qualitatively"
+    assert row.verdict is Verdict.QUALITATIVELY
     assert row.ours.startswith("3 arms (1 left out: selected predictor does not interpolate); ρ = -1.00")
     assert len(row.runs) == 8  # the arm left out was read too
 
@@ -717,7 +729,7 @@ def test_the_t_sgd_trend_counts_momentum_sgd_at_its_effective_step_and_shows_the
     rows = {r.claim: r for r in claims.clock_claims(effective, NOISE, "smoke", raw_points=raw)}
     counted = rows["a larger T_SGD leaves a smaller spread"]
     assert counted.ours.startswith("3 arms (none left out); ρ = -1.00")  # momentum SGD's clock is the largest
-    assert counted.agrees == "qualitatively"
+    assert counted.verdict is Verdict.QUALITATIVELY
     before = rows["a larger T_SGD leaves a smaller spread, momentum SGD read at its raw η and left out (the reading "
                   "before 2026-12-05)"]
     assert before.ours.startswith("2 arms (1 left out: momentum SGD: not a mechanism T_SGD is defined for); ρ = n/a")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fibook import stats
+from fibook.claims import Verdict
 from fibook.layerwise import claims
 from fibook.layerwise.scheduler import ScheduleRun
 from fibook.scales import get_scale
@@ -35,29 +36,33 @@ def rate(value, half=0.01):
 
 def test_a_rate_is_not_tested_when_fewer_than_four_fitted_widths_reach_256():
     for rule in (claims.first_step_rate, claims.second_step_rate):
-        assert rule(slope(-0.5 if rule is claims.second_step_rate else -1.0), (255, 362, 512, 724, 1024)) == "yes"
-        assert rule(slope(-1.0), (255, 362, 512, 724)) == (
+        settled = rule(slope(-0.5 if rule is claims.second_step_rate else -1.0), (255, 362, 512, 724, 1024))
+        assert settled.verdict is Verdict.YES
+        assert rule(slope(-1.0), (255, 362, 512, 724)).text == (
             "not tested: 3 of the fitted widths h ∈ (255, 362, 512, 724) reach 256, below which the gap has not "
             "settled (the rate needs 4)")
-        assert rule(slope(-0.5), (24, 32, 48, 64)).startswith("not tested: 0 of the fitted widths")
+        assert rule(slope(-0.5), (24, 32, 48, 64)).text.startswith("not tested: 0 of the fitted widths")
 
 
 def test_step_one_needs_a_slope_within_a_fifth_of_minus_one_and_an_interval_narrower_than_that():
-    assert claims.first_step_rate(*rate(-1.2 + EPS)) == "yes" and claims.first_step_rate(*rate(-0.8 - EPS)) == "yes"
-    assert claims.first_step_rate(*rate(-1.2 - EPS)) == "no" and claims.first_step_rate(*rate(-0.8 + EPS)) == "no"
-    assert claims.first_step_rate(*rate(-1.0, 0.2 - EPS)) == "yes"
-    assert claims.first_step_rate(*rate(-1.0, 0.2)) == "not resolved"
+    assert claims.first_step_rate(*rate(-1.2 + EPS)).verdict is Verdict.YES
+    assert claims.first_step_rate(*rate(-0.8 - EPS)).verdict is Verdict.YES
+    assert claims.first_step_rate(*rate(-1.2 - EPS)).verdict is Verdict.NO
+    assert claims.first_step_rate(*rate(-0.8 + EPS)).verdict is Verdict.NO
+    assert claims.first_step_rate(*rate(-1.0, 0.2 - EPS)).verdict is Verdict.YES
+    assert claims.first_step_rate(*rate(-1.0, 0.2)).verdict is Verdict.NOT_RESOLVED
 
 
 def test_step_two_needs_a_slope_within_a_quarter_of_minus_a_half_or_a_negative_interval():
-    assert claims.second_step_rate(*rate(-0.75 + EPS)) == "yes" and claims.second_step_rate(*rate(-0.25 - EPS)) == "yes"
-    assert claims.second_step_rate(*rate(-0.75 - EPS)) == "qualitatively"
-    assert claims.second_step_rate(*rate(-0.25 + EPS)) == "qualitatively"
-    assert claims.second_step_rate(*rate(-0.1, 0.1 - EPS)) == "qualitatively"
-    assert claims.second_step_rate(*rate(-0.1, 0.1 + EPS)) == "no"
-    assert claims.second_step_rate(*rate(EPS)) == "no"
-    assert claims.second_step_rate(*rate(-0.5, 0.25 - EPS)) == "yes"
-    assert claims.second_step_rate(*rate(-0.5, 0.25)) == "not resolved"
+    assert claims.second_step_rate(*rate(-0.75 + EPS)).verdict is Verdict.YES
+    assert claims.second_step_rate(*rate(-0.25 - EPS)).verdict is Verdict.YES
+    assert claims.second_step_rate(*rate(-0.75 - EPS)).verdict is Verdict.QUALITATIVELY
+    assert claims.second_step_rate(*rate(-0.25 + EPS)).verdict is Verdict.QUALITATIVELY
+    assert claims.second_step_rate(*rate(-0.1, 0.1 - EPS)).verdict is Verdict.QUALITATIVELY
+    assert claims.second_step_rate(*rate(-0.1, 0.1 + EPS)).verdict is Verdict.NO
+    assert claims.second_step_rate(*rate(EPS)).verdict is Verdict.NO
+    assert claims.second_step_rate(*rate(-0.5, 0.25 - EPS)).verdict is Verdict.YES
+    assert claims.second_step_rate(*rate(-0.5, 0.25)).verdict is Verdict.NOT_RESOLVED
 
 
 def test_slopes_are_fitted_from_width_256_or_over_the_four_largest_widths():
@@ -83,7 +88,7 @@ def test_two_steps_rows_read_both_slopes_and_the_fitted_widths():
     assert rows[0].thresholds == {"MC_LEVEL": 0.05} and all(r.key == r.claim and not r.runs for r in rows)
     small = claims.two_steps_claims(small_scale(), z=[0.5], ratios=[1.0], slopes={1: slope(-1.0), 2: slope(-0.5)},
                                     fit_widths=np.array([24.0, 32.0, 48.0, 64.0]))
-    assert [r.verdict for r in small] == ["yes", "yes", "not tested", "not tested"]
+    assert [r.verdict for r in small] == [Verdict.YES, Verdict.YES, Verdict.NOT_TESTED, Verdict.NOT_TESTED]
 
 
 def test_the_midpoint_is_a_min_or_a_max_only_against_both_neighbours():
@@ -106,9 +111,11 @@ PEAK, DIP, FLAT = np.array([0, 1, 2, 1, 0.0]), np.array([2, 1, 0, 1, 2.0]), np.o
 
 def test_each_literal_step_row_reads_its_own_step():
     runs = [curves(PEAK, FLAT)]  # step 1 holds, step 2 does not: only the step-2 row says no
-    assert claims.literal_midpoint(runs, 1, "max") == "yes" and claims.literal_midpoint(runs, 2, "min") == "no"
+    assert claims.literal_midpoint(runs, 1, "max").verdict is Verdict.YES
+    assert claims.literal_midpoint(runs, 2, "min").verdict is Verdict.NO
     runs = [curves(PEAK, DIP), curves(DIP, DIP)]  # one run without a step-1 maximum
-    assert claims.literal_midpoint(runs, 1, "max") == "no" and claims.literal_midpoint(runs, 2, "min") == "yes"
+    assert claims.literal_midpoint(runs, 1, "max").verdict is Verdict.NO
+    assert claims.literal_midpoint(runs, 2, "min").verdict is Verdict.YES
 
 
 def test_unequal_then_equal_needs_a_step_one_max_and_a_step_two_min_in_every_run():
@@ -121,32 +128,34 @@ def test_unequal_then_equal_needs_a_step_one_max_and_a_step_two_min_in_every_run
 
 def test_a_window_edge_is_our_own_result_read_against_the_derived_power_within_a_tenth():
     grows = "our own: the window's upper edge grows as h^"
-    assert claims.window_edge(slope(2 / 3 + 0.1 - EPS), 2 / 3, "h^(2/3)", "upper") == grows + "0.77 (h^(2/3) derived)"
-    assert claims.window_edge(slope(2 / 3 + 0.1 + EPS), 2 / 3, "h^(2/3)", "upper") == (
+    assert claims.window_edge(slope(2 / 3 + 0.1 - EPS), 2 / 3, "h^(2/3)", "upper").text == (
+        grows + "0.77 (h^(2/3) derived)")
+    assert claims.window_edge(slope(2 / 3 + 0.1 + EPS), 2 / 3, "h^(2/3)", "upper").text == (
         grows + "0.77 (not the derived h^(2/3))")
-    assert claims.window_edge(slope(0.9 + EPS), 1.0, "h/2", "lower") == (
+    assert claims.window_edge(slope(0.9 + EPS), 1.0, "h/2", "lower").text == (
         "our own: the window's lower edge grows as h^0.90 (h/2 derived)")
-    assert claims.window_edge(slope(1.0, 0.1), 1.0, "h/2", "lower") == (
+    assert claims.window_edge(slope(1.0, 0.1), 1.0, "h/2", "lower").text == (
         "our own: not resolved (the lower edge's exponent 1.00 ± 0.10, interval too wide)")
-    assert claims.window_edge(slope(1.0, 0.1 - EPS), 1.0, "h/2", "lower").endswith("(h/2 derived)")
+    assert claims.window_edge(slope(1.0, 0.1 - EPS), 1.0, "h/2", "lower").text.endswith("(h/2 derived)")
     for v in (0.7, 1.0, 0.5):  # never a verdict against the paper, which states no window edge
         assert claims.Claim("c", "p", "o", claims.window_edge(slope(v), 2 / 3, "h^(2/3)", "upper"),
-                            rule=claims.window_edge).verdict == "own"
+                            rule=claims.window_edge).verdict is Verdict.OWN
 
 
 def test_a_variant_of_a_robustness_setting_is_our_own_result():
-    assert claims.variant_result("yes") == "our own: the transition holds"
-    assert claims.variant_result("no") == "our own: the transition does not hold"
-    assert claims.variant_result("not resolved") == "our own: not resolved (draws disagree)"
-    assert claims.variant_result("diverged") == "our own: not resolved (a split diverged)"
+    assert claims.variant_result("yes").text == "our own: the transition holds"
+    assert claims.variant_result("no").text == "our own: the transition does not hold"
+    assert claims.variant_result("not resolved").text == "our own: not resolved (draws disagree)"
+    assert claims.variant_result("diverged").text == "our own: not resolved (a split diverged)"
     with pytest.raises(ValueError, match="unknown transition verdict"):
         claims.variant_result("maybe")
 
 
 def test_robustness_rows_agree_only_when_the_transition_holds():
-    assert claims.robustness_agrees("yes") == "yes" and claims.robustness_agrees("no") == "no"
-    assert claims.robustness_agrees("not resolved") == "not resolved (draws disagree)"
-    assert claims.robustness_agrees("diverged") == "not resolved (a split diverged)"
+    assert claims.robustness_agrees("yes").verdict is Verdict.YES
+    assert claims.robustness_agrees("no").verdict is Verdict.NO
+    assert claims.robustness_agrees("not resolved").text == "not resolved (draws disagree)"
+    assert claims.robustness_agrees("diverged").text == "not resolved (a split diverged)"
     with pytest.raises(ValueError, match="unknown transition verdict 'maybe'"):
         claims.robustness_agrees("maybe")
 
@@ -189,7 +198,7 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
     rows = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
                                        window_widths=(256, 1024, 4096, 16384), robust=[holds, variant])
     assert rows[5].key == "the transition holds: toy (variant)" and rows[5].ours.startswith("literal GD, h = 48")
-    assert rows[5].agrees == "our own: the transition holds" and rows[5].verdict == "own"
+    assert rows[5].agrees == "our own: the transition holds" and rows[5].verdict is Verdict.OWN
     assert rows[5].rule.endswith("variant_result")
     literal[(3, 1.0)] = (grid, curves(DIP, DIP))
     flipped = _case_result(np.stack([np.ones(5), 1 - bowl, 1 - bowl], axis=1)[:, :, None], (1, 2))
@@ -201,7 +210,8 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
     deep = _case_result(one_draw_mixed, (1, 2), claimed=(2,))
     (row,) = claims.unequal_equal_claims(small_scale(), literal=literal, windows=windows,
                                          window_widths=(256, 1024, 4096, 16384), robust=[deep])[4:]
-    assert deep.transition == "not resolved" and row.agrees == "yes"  # the claim is about step 2 only
+    # the claim is about step 2 only
+    assert deep.transition == "not resolved" and row.verdict is Verdict.YES
     assert row.ours.startswith("literal GD, h = 24, 2 draws: step 1: mixed (φ = 0.17 and 0.83, 1/2 draws)")
 
 
@@ -280,7 +290,7 @@ def test_scheduler_rows_count_the_settings_each_schedule_wins():
         "not tested: fibook's reconstruction differs from the paper's rule (as described by a secondary summary); "
         "the reconstruction itself: partly: better in 1 setting and worse in as many",
         "our own result: no", "yes", "our own result: yes", "consistent by construction"]
-    assert [r.verdict for r in rows] == ["not tested", "own", "yes", "own", "consistent"]
+    assert [r.verdict for r in rows] == [Verdict.NOT_TESTED, Verdict.OWN, Verdict.YES, Verdict.OWN, Verdict.CONSISTENT]
     assert [r.rule.rsplit(".", 1)[1] for r in rows] == ["reconstruction_result"] + ["balancing_helps"] * 3 + [
         "not_thresholded"]
     assert rows[0].thresholds == {"SAME_TOL": 1e-9, "CONFIDENCE": 0.95, "DIVERGENCE_FACTOR": 1e3}
@@ -289,13 +299,13 @@ def test_scheduler_rows_count_the_settings_each_schedule_wins():
         assert "secondary summary" in r.paper
     without = claims.scheduler_claims(small_scale(), {k: _schedules(*[[0.3, 0.4]] * 4) for k in "ab"}, h=12)
     assert [r.claim for r in without] == [rows[i].claim for i in (0, 1, 3, 4)]  # no cross-norm run: no row
-    assert claims.balancing_helps(["better", "better (diverges less)", "worse"]) == "yes"
-    assert claims.balancing_helps(["better", "worse (diverges more)", "worse", "same"]) == "no"
-    assert claims.balancing_helps(["better", "worse", "within noise"]) == (
+    assert claims.balancing_helps(["better", "better (diverges less)", "worse"]).verdict is Verdict.YES
+    assert claims.balancing_helps(["better", "worse (diverges more)", "worse", "same"]).verdict is Verdict.NO
+    assert claims.balancing_helps(["better", "worse", "within noise"]).text == (
         "partly: better in 1 setting and worse in as many")
-    assert claims.balancing_helps(["better", "better", "worse (diverges more)", "worse"]) == (
+    assert claims.balancing_helps(["better", "better", "worse (diverges more)", "worse"]).text == (
         "partly: better in 2 settings and worse in as many")
-    assert claims.balancing_helps(["same", "within noise"]) == "not resolved: better or worse in no setting"
+    assert claims.balancing_helps(["same", "within noise"]).text == "not resolved: better or worse in no setting"
     runs["e"] = _schedules(*[[0.3]] * 4)
     runs["e"]["rub"] = run(0.3, steps=3)
     with pytest.raises(ValueError, match="same number of steps"):
@@ -305,9 +315,9 @@ def test_scheduler_rows_count_the_settings_each_schedule_wins():
 def test_closed_forms_agree_below_the_bonferroni_bound_and_a_dominates_within_its_tolerance():
     bound = claims.z_critical(16)
     assert bound == pytest.approx(2.9552, abs=1e-4)  # Phi^-1(1 - 0.05 / 32)
-    assert claims.closed_forms_agree([bound - EPS] + [0.0] * 15) == "yes"
-    assert claims.closed_forms_agree([-(bound + EPS)] + [0.0] * 15) == "no"
-    assert claims.dominates_by_sqrt_h([1.0, 1 + 0.999e-6]) == "yes"
-    assert claims.dominates_by_sqrt_h([1.0, 1 + 1.001e-6]) == "no"
+    assert claims.closed_forms_agree([bound - EPS] + [0.0] * 15).verdict is Verdict.YES
+    assert claims.closed_forms_agree([-(bound + EPS)] + [0.0] * 15).verdict is Verdict.NO
+    assert claims.dominates_by_sqrt_h([1.0, 1 + 0.999e-6]).verdict is Verdict.YES
+    assert claims.dominates_by_sqrt_h([1.0, 1 + 1.001e-6]).verdict is Verdict.NO
     with pytest.raises(ValueError, match="at least one z-score"):
         claims.z_critical(0)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from fibook import stats
+from fibook.claims import Verdict
 from fibook.layerwise import claims
 from fibook.layerwise import robustness as rb
 from fibook.layerwise import simulation as sim
@@ -126,15 +127,16 @@ def test_window_edges_scale_as_derived_lower_h_over_2_at_depth_2_and_upper_h_to_
     hs = 2.0 ** np.arange(8, 15)
     two = np.array([rb.step2_window(2, h, 1, 1e9) for h in hs])
     three = np.array([rb.step2_window(3, h, 1e-3, 1e6) for h in hs])
-    assert claims.scales_like(stats.log_slope(hs, two[:, 0]), 1.0, 0.05) == "yes"
-    assert claims.scales_like(stats.log_slope(hs, three[:, 1]), 2 / 3, 0.05) == "yes"
-    assert claims.scales_like(stats.log_slope(hs, three[:, 1]), 1.0, 0.05) == "no"
+    assert claims.scales_like(stats.log_slope(hs, two[:, 0]), 1.0, 0.05).verdict is Verdict.YES
+    assert claims.scales_like(stats.log_slope(hs, three[:, 1]), 2 / 3, 0.05).verdict is Verdict.YES
+    assert claims.scales_like(stats.log_slope(hs, three[:, 1]), 1.0, 0.05).verdict is Verdict.NO
 
 
 def test_scales_like_boundaries():
     fit = stats.Slope(0.7, 0.01, 7)
-    assert claims.scales_like(fit, 0.6 + 1e-6, 0.1) == "yes" and claims.scales_like(fit, 0.6 - 1e-6, 0.1) == "no"
-    assert claims.scales_like(stats.Slope(0.7, 0.1, 7), 0.7, 0.1) == "not resolved"
+    assert claims.scales_like(fit, 0.6 + 1e-6, 0.1).verdict is Verdict.YES
+    assert claims.scales_like(fit, 0.6 - 1e-6, 0.1).verdict is Verdict.NO
+    assert claims.scales_like(stats.Slope(0.7, 0.1, 7), 0.7, 0.1).verdict is Verdict.NOT_RESOLVED
 
 
 def test_literal_gd_with_mild_label_noise_keeps_the_transition_at_small_width():

@@ -31,9 +31,10 @@ def book(tmp_path):
              "part/ok": notebook("import os\nprint('scale', os.environ['FIBOOK_SCALE'])"),
              "part/bad": notebook("raise ValueError('this chapter cannot run at this scale')"),
              "part/nan": notebook("print(f'2.7 ± {float(\"nan\")} pp')"),
-             "part/claims": notebook("from fibook.notebook import claims_table\nfrom fibook.verdicts import Claim\n"
-                                     "claims_table([Claim('c', 'p', 'o', 'yes', rule='r')], chapter='claims', "
-                                     "scale='smoke')")}
+             "part/claims": notebook("from fibook.notebook import claims_table\n"
+                                     "from fibook.claims import Claim, Finding, Verdict\n"
+                                     "claims_table([Claim('c', 'p', 'o', Finding(Verdict.YES), rule='r')], "
+                                     "chapter='claims', scale='smoke')")}
     for name, nb in pages.items():
         (root / "chapters" / f"{name}.ipynb").write_text(json.dumps(nb))
     return root
@@ -127,14 +128,15 @@ def test_a_chapter_tests_claims_when_its_code_calls_claims_table(tmp_path):
 
 
 def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
-    from fibook.verdicts import Claim, write_chapter
+    from fibook.claims import Claim, Finding, Verdict, write_chapter
 
     monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
     ((line, rows),) = reproduce.verdict_overview("smoke")
     assert rows == [] and "make reproduce SCALE=smoke" in line
-    write_chapter("sgd_remembers", "smoke", [Claim("spread", "26.5 pp", "8.6 pp", "qualitatively", rule="r"),
-                                             Claim("fits", "yes", "4 of 5", "not tested: one does not", rule="r")])
-    write_chapter("two_steps", "smoke", [Claim("step 1", "unequal", "unequal", "yes", rule="r")])
+    write_chapter("sgd_remembers", "smoke", [
+        Claim("spread", "26.5 pp", "8.6 pp", Finding(Verdict.QUALITATIVELY), rule="r"),
+        Claim("fits", "yes", "4 of 5", Finding(Verdict.NOT_TESTED, ": one does not"), rule="r")])
+    write_chapter("two_steps", "smoke", [Claim("step 1", "unequal", "unequal", Finding(Verdict.YES), rule="r")])
     overview = reproduce.verdict_overview("smoke")
     assert len(overview) == 3  # the three Parts; the appendix tests no claim
     (one, rows1), (two, rows2), (three, rows3) = overview

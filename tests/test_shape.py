@@ -9,6 +9,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from synthetic import regression_problem, rel
 
+from fibook.claims import Verdict
 from fibook.scales import get_scale
 from fibook.shape import claims
 from fibook.shape import closed_forms as S
@@ -218,11 +219,11 @@ def test_figure71_transitions_shift_by_the_effective_scale_and_the_curves_collap
     assert list(transitions) == list(shapes)
     for s, t in transitions.items():
         assert t == pytest.approx(kappa_star * (1 - s**2) / (1 + s**2), rel=1e-2)  # interpolation accuracy
-    assert claims.transition_shift(transitions[0.0], transitions[0.99], err_l1, err_l2) == (
+    assert claims.transition_shift(transitions[0.0], transitions[0.99], err_l1, err_l2).text == (
         "yes (a shift of 2.0 decades)")
     kappas = np.array([S.effective_scale(alphas, s) for s in shapes])
     assert S.collapse_deviation(kappas, errors) < claims.COLLAPSE_MAX / 2
-    assert claims.collapses(S.collapse_deviation(kappas, errors)) == "yes"
+    assert claims.collapses(S.collapse_deviation(kappas, errors)).verdict is Verdict.YES
     # against alpha instead of kappa the curves do not collapse
     assert S.collapse_deviation(np.broadcast_to(alphas, errors.shape), errors) > 0.3
     # min-l1 no better than min-l2: no shape has a transition; a curve that starts above the midpoint has none

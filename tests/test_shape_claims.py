@@ -5,9 +5,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fibook.claims import Finding, Verdict, not_thresholded
 from fibook.scales import get_scale
 from fibook.shape import claims
-from fibook.verdicts import not_thresholded
 
 UP, DOWN = 1 + 1e-6, 1 - 1e-6  # relative nudges across a floor or factor
 
@@ -19,63 +19,64 @@ def small_scale():
 
 
 def test_a_quantity_vanishes_below_its_floor():
-    assert claims.vanishes(1e-9 * DOWN) == "yes" and claims.vanishes(-1e-9 * DOWN) == "yes"
-    assert claims.vanishes(1e-9 * UP) == "no" and claims.vanishes(1e-9) == "no"
-    assert claims.vanishes(float("nan")) == "no"
-    assert claims.vanishes(1e-8 * DOWN, claims.FD_FLOOR) == "yes"
-    assert claims.vanishes(1e-8 * UP, claims.FD_FLOOR) == "no"
+    assert claims.vanishes(1e-9 * DOWN).verdict is Verdict.YES and claims.vanishes(-1e-9 * DOWN).verdict is Verdict.YES
+    assert claims.vanishes(1e-9 * UP).verdict is Verdict.NO and claims.vanishes(1e-9).verdict is Verdict.NO
+    assert claims.vanishes(float("nan")).verdict is Verdict.NO
+    assert claims.vanishes(1e-8 * DOWN, claims.FD_FLOOR).verdict is Verdict.YES
+    assert claims.vanishes(1e-8 * UP, claims.FD_FLOOR).verdict is Verdict.NO
 
 
 def test_the_bias_follows_kappa_when_equal_kappa_coincides_and_equal_product_does_not():
-    assert claims.kappa_not_product(1e-9 * DOWN, 0.3) == "yes"
-    assert claims.kappa_not_product(1e-9 * UP, 0.3) == "no"
-    assert claims.kappa_not_product(1e-12, 1e-9) == "yes"
-    assert claims.kappa_not_product(1e-12, 1e-9 * DOWN) == "no"
+    assert claims.kappa_not_product(1e-9 * DOWN, 0.3).verdict is Verdict.YES
+    assert claims.kappa_not_product(1e-9 * UP, 0.3).verdict is Verdict.NO
+    assert claims.kappa_not_product(1e-12, 1e-9).verdict is Verdict.YES
+    assert claims.kappa_not_product(1e-12, 1e-9 * DOWN).verdict is Verdict.NO
 
 
 def test_the_transition_shifts_when_the_largest_shape_is_below_a_tenth():
     l1, l2 = 0.01, 0.86
-    assert claims.transition_shift(3e-3, 3e-4 * DOWN, l1, l2) == "yes (a shift of 1.0 decades)"
-    assert claims.transition_shift(3e-3, 3e-5, l1, l2) == "yes (a shift of 2.0 decades)"
-    assert claims.transition_shift(3e-3, 3e-4 * UP, l1, l2) == "no"
-    assert claims.transition_shift(3e-3, 3e-3, l1, l2) == "no"
+    assert claims.transition_shift(3e-3, 3e-4 * DOWN, l1, l2).text == "yes (a shift of 1.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-5, l1, l2).text == "yes (a shift of 2.0 decades)"
+    assert claims.transition_shift(3e-3, 3e-4 * UP, l1, l2).verdict is Verdict.NO
+    assert claims.transition_shift(3e-3, 3e-3, l1, l2).verdict is Verdict.NO
 
 
 def test_without_a_sparse_regime_or_a_crossing_the_transition_is_not_tested():
-    assert claims.transition_shift(3e-3, 3e-5, 0.779, 0.764) == (
+    assert claims.transition_shift(3e-3, 3e-5, 0.779, 0.764).text == (
         "not tested: min-ℓ1 does not beat min-ℓ2 on this data (error 0.7790 vs 0.7640), so there is no "
         "sparse-like regime to leave")
-    assert claims.transition_shift(3e-3, 3e-5, 0.5, 0.5).startswith("not tested: min-ℓ1 does not beat")
-    assert claims.transition_shift(None, 3e-5, 0.01, 0.86) == claims.transition_shift(3e-3, None, 0.01, 0.86) == (
+    assert claims.transition_shift(3e-3, 3e-5, 0.5, 0.5).text.startswith("not tested: min-ℓ1 does not beat")
+    assert claims.transition_shift(None, 3e-5, 0.01, 0.86) == claims.transition_shift(3e-3, None, 0.01, 0.86)
+    assert claims.transition_shift(None, 3e-5, 0.01, 0.86).text == (
         "not tested: a curve does not cross the midpoint between the min-ℓ1 and min-ℓ2 errors on this grid")
     errors = np.array([0.2, 0.9])
-    assert claims.kernel_to_rich(errors, 0.5, 0.5 * UP) == "yes"
-    assert claims.kernel_to_rich(errors, 0.5, 0.5).startswith("not tested: min-ℓ1 does not beat min-ℓ2")
+    assert claims.kernel_to_rich(errors, 0.5, 0.5 * UP).verdict is Verdict.YES
+    assert claims.kernel_to_rich(errors, 0.5, 0.5).text.startswith("not tested: min-ℓ1 does not beat min-ℓ2")
 
 
 def test_both_regimes_need_the_lowest_error_below_and_the_highest_above_the_midpoint():
     l1, l2 = 0.1, 0.9  # midpoint 0.5
-    assert claims.kernel_to_rich(np.array([[0.5 * DOWN, 0.7], [0.6, 0.8]]), l1, l2) == "yes"
-    assert claims.kernel_to_rich(np.array([[0.5 * UP, 0.7], [0.6, 0.8]]), l1, l2) == "no"
-    assert claims.kernel_to_rich(np.array([0.2, 0.5 * DOWN]), l1, l2) == "no"
-    assert claims.kernel_to_rich(np.array([0.2, 0.5 * UP]), l1, l2) == "yes"
+    assert claims.kernel_to_rich(np.array([[0.5 * DOWN, 0.7], [0.6, 0.8]]), l1, l2).verdict is Verdict.YES
+    assert claims.kernel_to_rich(np.array([[0.5 * UP, 0.7], [0.6, 0.8]]), l1, l2).verdict is Verdict.NO
+    assert claims.kernel_to_rich(np.array([0.2, 0.5 * DOWN]), l1, l2).verdict is Verdict.NO
+    assert claims.kernel_to_rich(np.array([0.2, 0.5 * UP]), l1, l2).verdict is Verdict.YES
 
 
 def test_the_curves_collapse_below_a_hundredth():
-    assert claims.collapses(1e-2 * DOWN) == "yes"
-    assert claims.collapses(1e-2 * UP) == "no" and claims.collapses(1e-2) == "no"
+    assert claims.collapses(1e-2 * DOWN).verdict is Verdict.YES
+    assert claims.collapses(1e-2 * UP).verdict is Verdict.NO and claims.collapses(1e-2).verdict is Verdict.NO
 
 
 def test_not_mirror_descent_needs_the_plain_asymmetry_to_stay_and_the_warped_to_vanish():
-    assert claims.not_mirror_descent(1e-8, 1e-8 * DOWN) == "yes"
-    assert claims.not_mirror_descent(1e-8 * DOWN, 1e-12) == "no"
-    assert claims.not_mirror_descent(0.1, 1e-8 * UP) == "no"
+    assert claims.not_mirror_descent(1e-8, 1e-8 * DOWN).verdict is Verdict.YES
+    assert claims.not_mirror_descent(1e-8 * DOWN, 1e-12).verdict is Verdict.NO
+    assert claims.not_mirror_descent(0.1, 1e-8 * UP).verdict is Verdict.NO
 
 
 def test_a_sign_flip_breaks_the_formula_when_only_sign_a_inf_lands_on_the_network():
-    assert claims.sign_flip_breaks(1e-9, 1e-9 * DOWN) == "yes"
-    assert claims.sign_flip_breaks(1e-9 * DOWN, 1e-12) == "no"
-    assert claims.sign_flip_breaks(1.25, 1e-9 * UP) == "no"
+    assert claims.sign_flip_breaks(1e-9, 1e-9 * DOWN).verdict is Verdict.YES
+    assert claims.sign_flip_breaks(1e-9 * DOWN, 1e-12).verdict is Verdict.NO
+    assert claims.sign_flip_breaks(1.25, 1e-9 * UP).verdict is Verdict.NO
 
 
 def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
@@ -105,7 +106,8 @@ def test_diagonal_rows_without_a_sparse_regime_say_why_and_name_no_transition():
         gd_stopped=[False, True])
     assert rows[2].claim == "larger shape moves the transition to smaller α (s = 0 vs 0.9)"
     assert rows[2].ours == "no transition vs no transition (midpoint crossing, 'x' scale, seed-1993 data)"
-    assert [r.verdict for r in rows] == ["yes", "yes", "not tested", "not tested", "yes", "not tested"]
+    assert [r.verdict for r in rows] == [Verdict.YES, Verdict.YES, Verdict.NOT_TESTED, Verdict.NOT_TESTED, Verdict.YES,
+                                         Verdict.NOT_TESTED]
 
 
 def test_beyond_mirror_rows_read_ranges_and_floors():
@@ -135,11 +137,11 @@ def test_beyond_mirror_rows_read_ranges_and_floors():
 def test_the_width_m_limit_reads_equal_delta_and_flags_unequal_delta_only_when_its_gap_stays():
     norms = [1.0, 0.1, 0.01]
     falls, stays = [1e-1, 1e-2, 1e-3], [0.16, 0.13, 0.13]
-    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls)}) == "yes"
-    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, falls)}) == "yes"
-    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, stays)}) == (
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls)}).verdict is Verdict.YES
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, falls)}).verdict is Verdict.YES
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, falls), "unequal δ": (norms, stays)}).text == (
         "yes; not with unequal δ")
-    assert claims.vanishes_in_the_limit({"equal δ": (norms, stays)}) == "no"
+    assert claims.vanishes_in_the_limit({"equal δ": (norms, stays)}).verdict is Verdict.NO
 
 
 def test_a_gap_vanishes_when_it_falls_at_every_smaller_norm_with_a_slope_of_at_least_a_half():
@@ -148,38 +150,40 @@ def test_a_gap_vanishes_when_it_falls_at_every_smaller_norm_with_a_slope_of_at_l
     def power(slope):
         return [n**slope for n in norms]
 
-    assert claims.gap_vanishes(norms, power(0.5 + eps)) == "yes"
-    assert claims.gap_vanishes(norms, power(0.5 - eps)) == "no"
-    assert claims.gap_vanishes(norms, power(1.1)) == "yes"
-    assert claims.gap_vanishes([0.01, 1.0, 0.1], [1e-4, 1.0, 1e-5]) == "no"  # steep, but not falling every step
+    assert claims.gap_vanishes(norms, power(0.5 + eps)).verdict is Verdict.YES
+    assert claims.gap_vanishes(norms, power(0.5 - eps)).verdict is Verdict.NO
+    assert claims.gap_vanishes(norms, power(1.1)).verdict is Verdict.YES
+    # steep, but not falling every step
+    assert claims.gap_vanishes([0.01, 1.0, 0.1], [1e-4, 1.0, 1e-5]).verdict is Verdict.NO
     with pytest.raises(ValueError, match="at least two"):
         claims.gap_vanishes([1.0], [1.0])
 
 
 def test_gd_is_close_below_five_percent_of_the_curve_range_and_ranges_agree_within_a_decade():
     errors = np.array([0.0, 1.0])  # range 1: the threshold is 0.05
-    assert claims.gd_close([0.01, 0.05 * DOWN], errors, [True, True]) == "yes"
-    assert claims.gd_close([0.05 * UP], errors, [True]) == "no"
-    assert claims.gd_close([0.01, 0.01, 0.01], errors, [True, False, False]) == (
+    assert claims.gd_close([0.01, 0.05 * DOWN], errors, [True, True]).verdict is Verdict.YES
+    assert claims.gd_close([0.05 * UP], errors, [True]).verdict is Verdict.NO
+    assert claims.gd_close([0.01, 0.01, 0.01], errors, [True, False, False]).text == (
         "not tested: 2 of 3 GD runs reached the step cap before the training MSE fell below 1e-4")
     with pytest.raises(ValueError, match="one stop flag per gap"):
         claims.gd_close([0.01], errors, [True, True])
-    assert claims.same_order((222 * 10 * DOWN, 2816 / 10 * UP), (222, 2816)) == "yes (same order)"
-    assert claims.same_order((222 * 10 * UP, 2816), (222, 2816)) == "no"
-    assert claims.same_order((222, 2816 / 10 * DOWN), (222, 2816)) == "no"
+    assert claims.same_order((222 * 10 * DOWN, 2816 / 10 * UP), (222, 2816)).text == "yes (same order)"
+    assert claims.same_order((222 * 10 * UP, 2816), (222, 2816)).verdict is Verdict.NO
+    assert claims.same_order((222, 2816 / 10 * DOWN), (222, 2816)).verdict is Verdict.NO
 
 
 def test_gd_is_of_the_papers_order_only_when_both_its_steps_and_its_distances_are():
     steps, dists = [222 * 10 * DOWN, 2816], [1e-5, 1e-4 * 10 * DOWN]
-    assert claims.gd_same_order(steps, dists) == "yes (same order)"
-    assert claims.gd_same_order([222 * 10 * UP, 2816 * 10 * UP], dists) == "no"
-    assert claims.gd_same_order(steps, [1e-5 * 10 * UP, 1e-4 * 10 * UP]) == "no"
-    assert claims.gd_same_order(steps, [1e-5 / 10 * DOWN, 1e-4]) == "no"
+    assert claims.gd_same_order(steps, dists).text == "yes (same order)"
+    assert claims.gd_same_order([222 * 10 * UP, 2816 * 10 * UP], dists).verdict is Verdict.NO
+    assert claims.gd_same_order(steps, [1e-5 * 10 * UP, 1e-4 * 10 * UP]).verdict is Verdict.NO
+    assert claims.gd_same_order(steps, [1e-5 / 10 * DOWN, 1e-4]).verdict is Verdict.NO
 
 
 def test_a_verdict_without_a_threshold_may_only_report_or_be_our_own():
-    assert not_thresholded("consistent on that branch") == "consistent on that branch"
-    assert not_thresholded("our own observation") == "our own observation"
-    for claimed in ("yes", "no (worse)", "not resolved"):
+    branch = Finding(Verdict.CONSISTENT, " on that branch")
+    assert not_thresholded(branch) is branch and branch.text == "consistent on that branch"
+    assert not_thresholded(Finding(Verdict.OWN, " observation")).text == "our own observation"
+    for claimed in (Finding(Verdict.YES), Finding(Verdict.NO, " (worse)"), Finding(Verdict.NOT_RESOLVED)):
         with pytest.raises(ValueError, match="decide it with a tested rule"):
             not_thresholded(claimed)

@@ -1,4 +1,5 @@
-"""Verdicts as records: classes, rules with thresholds, the per-scale verdict file and the diff of two scales."""
+"""Verdicts as records: the Verdict and Finding of a rule, rules with thresholds, the per-scale verdict file, the
+diff of two scales, the table a chapter shows; and the rule catalogue of the appendix."""
 
 import json
 import multiprocessing
@@ -7,53 +8,114 @@ import sys
 
 import pytest
 
-from fibook import verdicts
-from fibook.verdicts import (
+from fibook import claims, rule_catalogue
+from fibook.claims import (
     Claim,
+    Finding,
+    Verdict,
     changed,
     counts,
     family_wise_line,
+    finding_of,
+    markdown_table,
+    not_thresholded,
     read_verdicts,
     rule,
-    verdict_class,
+    table_rows,
     write_chapter,
+    yes_or_no,
 )
 
 LIMIT = 2.0
 
 
 @rule("LIMIT")
-def above_limit(x: float) -> str:
-    return "yes" if x > LIMIT else "no"
+def above_limit(x: float) -> Finding:
+    return yes_or_no(x > LIMIT)
 
 
-@pytest.mark.parametrize("text, cls", [
-    ("yes", "yes"), ("yes (a shift of 2.0 decades)", "yes"), ("yes; not with unequal δ", "yes"),
-    ("no", "no"), ("no: within noise", "no"), ("no (∝ h^0.67, as derived) (upper edge)", "no"),
-    ("not tested: SGD's selected predictor does not interpolate", "not tested"), ("not tested yet", "not tested"),
-    ("not resolved (draws disagree)", "not resolved"), ("qualitatively", "qualitatively"),
-    ("weakly (ρ = -0.40)", "weakly"), ("partly: only Adam", "partly"), ("consistent by construction", "consistent"),
-    ("n/a (not in the paper)", "n/a"), ("our own result: no", "own"), ("our own observation", "own"),
+def finding(text: str) -> Finding:
+    """The finding a verdict text shows: the longest verdict phrase it begins with as a whole word."""
+    for v in sorted(Verdict, key=lambda v: -len(v.phrase)):
+        try:
+            return finding_of(text, v.value)
+        except ValueError:
+            continue
+    raise ValueError(f"no verdict phrase begins {text!r}")
+
+
+@pytest.mark.parametrize("text, verdict", [
+    ("yes", Verdict.YES), ("yes (a shift of 2.0 decades)", Verdict.YES), ("yes; not with unequal δ", Verdict.YES),
+    ("no", Verdict.NO), ("no: within noise", Verdict.NO), ("no (∝ h^0.67, as derived) (upper edge)", Verdict.NO),
+    ("not tested: SGD's selected predictor does not interpolate", Verdict.NOT_TESTED),
+    ("not tested yet", Verdict.NOT_TESTED), ("not resolved (draws disagree)", Verdict.NOT_RESOLVED),
+    ("qualitatively", Verdict.QUALITATIVELY), ("weakly (ρ = -0.40)", Verdict.WEAKLY),
+    ("partly: only Adam", Verdict.PARTLY), ("consistent by construction", Verdict.CONSISTENT),
+    ("n/a (not in the paper)", Verdict.NOT_APPLICABLE), ("our own result: no", Verdict.OWN),
+    ("our own observation", Verdict.OWN),
 ])
-def test_verdict_class_is_the_leading_word(text, cls):
-    assert verdict_class(text) == cls
+def test_a_finding_prints_its_phrase_then_its_reason_and_reads_back_from_its_record(text, verdict):
+    f = finding_of(text, verdict.value)
+    assert f.verdict is verdict and f.text == text == str(f)
+    assert f.reason == text[len(verdict.phrase):]
 
 
-@pytest.mark.parametrize("text", ["nothing", "yesterday", "better in 3 of 5", "", "noted"])
-def test_a_verdict_without_a_known_leading_word_is_refused(text):
-    with pytest.raises(ValueError, match="must begin with one of"):
-        Claim("c", "p", "o", text, rule="r")
+def test_a_verdict_text_must_begin_with_its_verdicts_phrase_as_a_whole_word():
+    with pytest.raises(ValueError, match="does not begin with the verdict 'no'"):
+        finding_of("not tested yet", "no")
+    with pytest.raises(ValueError, match="does not begin"):
+        finding_of("yesterday", "yes")
+    with pytest.raises(ValueError):
+        finding_of("maybe", "perhaps")  # not a Verdict
+
+
+@pytest.mark.parametrize("reason", ["yesterday", "x", ": trailing "])
+def test_a_reason_that_would_run_into_the_verdict_or_end_in_a_space_is_refused(reason):
+    with pytest.raises(ValueError, match="joining punctuation"):
+        Finding(Verdict.YES, reason)
+
+
+def test_a_claim_takes_a_finding_not_a_string():
+    with pytest.raises(TypeError, match="a Finding"):
+        Claim("c", "p", "o", "yes", rule="r")
+    with pytest.raises(TypeError, match="a Verdict"):
+        Finding("yes")
+
+
+def test_a_note_follows_the_reason_and_the_verdict_is_kept():
+    f = Finding(Verdict.QUALITATIVELY).with_note("; unstable: SGD")
+    assert f.verdict is Verdict.QUALITATIVELY and f.text == "qualitatively; unstable: SGD"
+
+
+def test_only_consistent_and_own_may_go_without_a_threshold():
+    assert not_thresholded(Finding(Verdict.OWN, " observation")).text == "our own observation"
+    assert not_thresholded(Finding(Verdict.CONSISTENT)).verdict is Verdict.CONSISTENT
+    for v in set(Verdict) - {Verdict.OWN, Verdict.CONSISTENT}:
+        with pytest.raises(ValueError, match="decide it with a tested rule"):
+            not_thresholded(Finding(v))
+
+
+def test_markdown_table_escapes_pipes_and_newlines():
+    text = markdown_table([{"a": "x|y", "b": "two\nlines"}, {"a": 1, "b": 2.5}])
+    assert text.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | two lines |", "| 1 | 2.5 |"]
+    header = markdown_table([{"max |·|": 1}]).splitlines()[0]
+    assert header == "| max \\|·\\| |"  # a pipe in a header would split it into cells (and unmake the table)
+
+
+def test_claim_rows_have_the_four_columns():
+    rows = table_rows([Claim("c", "26.5 pp", "8.6 pp (book)", Finding(Verdict.QUALITATIVELY))])
+    assert list(rows[0]) == ["claim", "paper's number", "ours (scale, dataset, model)", "agrees?"]
 
 
 def test_a_rule_given_as_a_function_records_its_name_and_threshold_values():
     c = Claim("c", "p", "o", above_limit(2.5), rule=above_limit)
     assert c.rule == f"{__name__}.above_limit" and c.thresholds == {"LIMIT": 2.0}
-    assert c.verdict == "yes" and Claim("c", "p", "o", above_limit(1.5), rule=above_limit).verdict == "no"
+    assert c.verdict is Verdict.YES and Claim("c", "p", "o", above_limit(1.5), rule=above_limit).verdict is Verdict.NO
 
 
 def test_a_rule_keeps_when_it_was_fixed():
     assert above_limit.fixed == ""
-    dated = rule("LIMIT", fixed="2026-12-05, before any run")(lambda x: "yes")
+    dated = rule("LIMIT", fixed="2026-12-05, before any run")(lambda x: yes_or_no(True))
     assert dated.fixed == "2026-12-05, before any run" and dated.thresholds == ("LIMIT",)
 
 
@@ -64,16 +126,16 @@ def test_a_rule_that_names_a_missing_threshold_is_refused():
 
 def test_a_row_without_a_rule_cannot_be_recorded():
     with pytest.raises(ValueError, match="names no rule"):
-        Claim("c", "p", "o", "yes").record("ch", "smoke")
+        Claim("c", "p", "o", Finding(Verdict.YES)).record("ch", "smoke")
 
 
 def test_runs_are_sorted_and_unique_and_the_key_defaults_to_the_claim():
-    c = Claim("c", "p", "o", "yes", rule="r", runs=("b", "a", "b"))
+    c = Claim("c", "p", "o", Finding(Verdict.YES), rule="r", runs=("b", "a", "b"))
     assert c.runs == ("a", "b") and c.key == "c"
 
 
 def rows_of(*pairs):
-    return [Claim(f"claim {k}", "p", "o", v, rule="r") for k, v in pairs]
+    return [Claim(f"claim {k}", "p", "o", finding(v), rule="r") for k, v in pairs]
 
 
 def test_write_replaces_one_chapters_rows_and_keeps_the_others(tmp_path):
@@ -113,7 +175,7 @@ def test_a_broken_verdict_file_says_so_and_a_missing_one_names_the_command(tmp_p
         read_verdicts(bad)
     bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "yes", "verdict": "no",
                                                                        "chapter": "a"}]}}))
-    with pytest.raises(ValueError, match="has verdict 'no' for 'yes'"):
+    with pytest.raises(ValueError, match="'yes' does not begin with the verdict 'no'"):
         read_verdicts(bad)
     with pytest.raises(FileNotFoundError, match="gpu.json$"):
         read_verdicts(tmp_path / "gpu.json")
@@ -145,7 +207,7 @@ def test_changed_lists_only_rows_whose_verdict_class_differs_and_rows_on_one_sid
     book, smoke = tmp_path / "book.json", tmp_path / "smoke.json"
     write_chapter("a", "book", rows_of((1, "yes"), (2, "qualitatively"), (3, "no")), book)
     write_chapter("b", "book", rows_of((1, "yes")), book)  # not run at smoke: left out
-    write_chapter("a", "smoke", [Claim("claim 1", "p", "other number", "yes (same order)", rule="r"),
+    write_chapter("a", "smoke", [Claim("claim 1", "p", "other number", Finding(Verdict.YES, " (same order)"), rule="r"),
                                  *rows_of((2, "not tested: too short"), (4, "yes"))], smoke)
     diff = changed(read_verdicts(smoke), read_verdicts(book))
     assert [(d["chapter"], d["claim"], d["reference"], d["ours"]) for d in diff] == [
@@ -168,7 +230,7 @@ def test_counts_follow_the_order_of_the_classes():
 
 
 def record(verdict, thresholds):
-    return {"verdict": verdict_class(verdict), "agrees": verdict, "thresholds": thresholds}
+    return {"verdict": finding(verdict).verdict.value, "agrees": verdict, "thresholds": thresholds}
 
 
 TESTED_AT = {"CONFIDENCE": 0.95, "EQUIVALENCE_PP": 2.0}
@@ -179,8 +241,8 @@ def test_tested_rows_are_those_a_significance_test_decided():
             record("not tested yet", TESTED_AT), record("not tested: no error bar", TESTED_AT),
             record("n/a (not in the paper)", TESTED_AT),
             record("yes", {"LIMIT": 2.0}), record("consistent (inferred)", {})]  # no test: a threshold alone
-    assert verdicts.tested(recs) == recs[:3]  # "not resolved" ran a test; "not tested" and "n/a" did not
-    assert verdicts.tested([]) == [] and verdicts.tested(recs[3:]) == []
+    assert claims.tested(recs) == recs[:3]  # "not resolved" ran a test; "not tested" and "n/a" did not
+    assert claims.tested([]) == [] and claims.tested(recs[3:]) == []
 
 
 @pytest.mark.parametrize(("k", "bound"), [(1, 5), (3, 15), (19, 95), (20, 100), (25, 100)])
@@ -232,7 +294,7 @@ def test_the_book_verdict_file_is_what_the_stored_chapters_show():
 
 
 TOY_CLAIMS = '''
-from fibook.verdicts import rule
+from fibook.claims import rule
 
 MARGIN = 2.0
 
@@ -274,22 +336,22 @@ def toy(monkeypatch):
 
 
 def test_rules_of_lists_the_marked_functions_of_a_module_in_source_order(toy):
-    assert [f.__name__ for f in verdicts.rules_of(toy)] == ["second", "first"]
+    assert [f.__name__ for f in rule_catalogue.rules_of(toy)] == ["second", "first"]
 
 
 def test_helpers_of_follows_references_from_the_rules_and_not_beyond(toy):
-    assert [f.__name__ for f in verdicts.helpers_of(toy)] == ["shared", "deeper"]
+    assert [f.__name__ for f in rule_catalogue.helpers_of(toy)] == ["shared", "deeper"]
 
 
 def test_docstring_markdown_turns_roles_literals_and_names_into_myst(toy):
-    assert verdicts.docstring_markdown(toy.second) == (
+    assert rule_catalogue.docstring_markdown(toy.second) == (
         "`yes` when `shared` holds and $\\sigma_w$ moves by more than ±`MARGIN`, else `no`.\n\n"
         "A second paragraph, on $\\lambda$ and $\\rho$.")
-    assert verdicts.docstring_markdown(toy.first) == "Read before `spread` exists."
+    assert rule_catalogue.docstring_markdown(toy.first) == "Read before `spread` exists."
 
 
 def test_rule_catalogue_gives_each_rule_its_thresholds_and_date_then_what_rules_share(toy):
-    page = verdicts.rule_catalogue(toy)
+    page = rule_catalogue.rule_catalogue(toy)
     assert page.index("### `second`") < page.index("### `first`") < page.index("### What several rules share")
     assert "Thresholds: `MARGIN = 2.0`.\n\nFixed: 2026-12-05, before its data." in page
     assert "`deeper`: What `shared` leans on." in page and "unreferenced" not in page
@@ -300,7 +362,7 @@ def test_the_book_catalogue_holds_every_rule_of_each_part_in_myst(part):
     import importlib
 
     module = importlib.import_module(f"fibook.{part}.claims")
-    page = verdicts.rule_catalogue(module)
-    names = [f.__name__ for f in verdicts.rules_of(module)]
+    page = rule_catalogue.rule_catalogue(module)
+    names = [f.__name__ for f in rule_catalogue.rules_of(module)]
     assert names and all(f"### `{n}`" in page for n in names)
     assert not re.search(r":(func|meth|class|data|attr):`|``", page)

@@ -29,7 +29,7 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
 When each rule was fixed, and which results existed then, is in :data:`FIXED` (the git history is the record):
 only the ``clock_ladder`` and ``tsgd_pair`` rules were fixed before their data.
 
-Every :class:`~fibook.verdicts.Claim` names its ``rule`` (the function below that decided it, marked with the
+Every :class:`~fibook.claims.Claim` names its ``rule`` (the function below that decided it, marked with the
 thresholds it reads), the ``runs`` it read (results-store record ids) and, where its text carries numbers of
 the scale, a ``key`` that names it across scales. A row whose runs have not finished says "not tested yet" under
 the rule of the row it stands for.
@@ -76,6 +76,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from fibook import stats
+from fibook.claims import Claim, Finding, Verdict, rule, yes_or_no
 from fibook.forgetting.analysis import (
     Arm,
     ClockPoint,
@@ -98,7 +99,6 @@ from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import below
 from fibook.stats import CONFIDENCE  # noqa: F401  (a threshold the rules name, recorded in their claims)
-from fibook.verdicts import Claim, rule
 
 SELECTION = "late"
 ERASES_FRACTION = 0.5
@@ -113,6 +113,8 @@ CLOCK_RHO = -0.5
 STILL_RISING_PP = 1.0
 INVARIANCE_TOL = 1e-9
 LOGIT_FLOOR = 1e-4
+
+NOT_YET = Finding(Verdict.NOT_TESTED, " yet")  # the verdict of a row whose experiment has not finished
 
 
 def run_ids(*arm_list: Arm | None) -> tuple[str, ...]:
@@ -146,11 +148,11 @@ def unmet(*arm_list: Arm) -> list[str]:
             for a in arm_list if np.isnan(a.spread_pp) or not a.interpolates_at_selection]
 
 
-def condition(*arm_list: Arm) -> str | None:
+def condition(*arm_list: Arm) -> Finding | None:
     """None when every arm meets the condition of the spread verdicts (:func:`unmet`), else the verdict that
     replaces the comparison: ``not tested: <why>``."""
     reasons = unmet(*arm_list)
-    return "not tested: " + "; ".join(reasons) if reasons else None
+    return Finding(Verdict.NOT_TESTED, ": " + "; ".join(reasons)) if reasons else None
 
 
 # When each rule was fixed and which of its results existed then (the git history is the record). Rules marked
@@ -166,34 +168,35 @@ FIXED = {
 }
 
 
-def unjudged(*diffs: stats.Estimate | None) -> str | None:
+def unjudged(*diffs: stats.Estimate | None) -> Finding | None:
     """None when every difference has an error bar, else the verdict that replaces the comparison: ``not tested:
     no error bar ...`` (a one-seed arm at a scale with no pooled seed std: noise cannot be told from an effect)."""
     if all(d is None or d.has_error_bar for d in diffs):
         return None
-    return ("not tested: no error bar (one seed and no pooled seed std at this scale), so a difference cannot be "
-            "judged beyond noise")
+    return Finding(Verdict.NOT_TESTED, ": no error bar (one seed and no pooled seed std at this scale), so a "
+                   "difference cannot be judged beyond noise")
 
 
-def noted(verdict: str, *arm_list: Arm | None) -> str:
+def noted(verdict: Finding, *arm_list: Arm | None) -> Finding:
     """``verdict`` with the unstable arms it read named after it (every verdict an unstable arm enters says so)."""
     unstable = [a.label.removesuffix(" [unstable]") for a in arm_list if a is not None and a.unstable]
-    return verdict + (f"; unstable: {', '.join(unstable)} (a run fell out of its fit, see the stability table)"
-                      if unstable else "")
+    if not unstable:
+        return verdict
+    return verdict.with_note(f"; unstable: {', '.join(unstable)} (a run fell out of its fit, see the stability table)")
 
 
-def contrast_verdict(c: Difference, yes: str, no: str, what: str) -> str:
+def contrast_verdict(c: Difference, yes: Finding, no: Finding, what: str) -> Finding:
     """``yes`` when the contrast ``c`` lies below zero beyond noise, ``no`` above it, else ``not resolved: <what>
     is <c>``."""
     if stats.below(c):
         return yes
     if stats.above(c):
         return no
-    return f"not resolved: {what} is {c}"
+    return Finding(Verdict.NOT_RESOLVED, f": {what} is {c}")
 
 
 @rule("ERASES_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
+def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` on both arms and an error bar (:func:`unjudged`); then on the contrast c = spread(arm) -
     ``ERASES_FRACTION`` x spread(SGD) (:func:`~fibook.forgetting.analysis.spread_difference`): ``qualitatively``
     when c < 0 beyond noise, ``no`` when c > 0 beyond noise, else ``not resolved``."""
@@ -201,7 +204,8 @@ def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> str:
     unmet = condition(arm, sgd) or unjudged(c)
     if unmet:
         return unmet
-    return noted(contrast_verdict(c, "qualitatively", "no", f"spread − {ERASES_FRACTION:g} × SGD's"), arm, sgd)
+    return noted(contrast_verdict(c, Finding(Verdict.QUALITATIVELY), Finding(Verdict.NO),
+                                  f"spread − {ERASES_FRACTION:g} × SGD's"), arm, sgd)
 
 
 # The paper's runs in the book's reconstruction of its setting (only T_SGD's two values are quoted; the rest are
@@ -223,26 +227,26 @@ def reconstructed_clock(key: str) -> tuple[str, float]:
 
 
 @rule("COMMON_NORM_R", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def common_norm(adaptive: Sequence[Arm]) -> str:
+def common_norm(adaptive: Sequence[Arm]) -> Finding:
     """On each adaptive arm's radial memory R with its interval (:meth:`Arm.radial_memory_estimate`):
     ``qualitatively`` when every R lies below ``COMMON_NORM_R`` beyond noise, ``no`` when some R lies above it
     beyond noise, else ``not resolved``; ``not tested`` when an arm has no R or no error bar (fewer than three
     sigma_w that did not diverge)."""
     estimates = [a.radial_memory_estimate() for a in adaptive]
     if not all(e.has_error_bar for e in estimates):
-        return "not tested: no interval on R (fewer than three σ_w that did not diverge)"
+        return Finding(Verdict.NOT_TESTED, ": no interval on R (fewer than three σ_w that did not diverge)")
     shifted = [e - COMMON_NORM_R for e in estimates]
     if all(stats.below(e) for e in shifted):
-        return "qualitatively"
+        return Finding(Verdict.QUALITATIVELY)
     if any(stats.above(e) for e in shifted):
-        return "no"
-    return "not resolved: R − 0.5 is " + ", ".join(str(e) for e in shifted)
+        return Finding(Verdict.NO)
+    return Finding(Verdict.NOT_RESOLVED, ": R − 0.5 is " + ", ".join(str(e) for e in shifted))
 
 
 @rule(fixed=FIXED["no results"])
-def not_in_paper() -> str:
+def not_in_paper() -> Finding:
     """The verdict of a control the paper does not run (momentum SGD): ``n/a (not in the paper)``."""
-    return "n/a (not in the paper)"
+    return Finding(Verdict.NOT_APPLICABLE, " (not in the paper)")
 
 
 OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
@@ -288,7 +292,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     for key, paper, claim in OPTIMIZER_CLAIMS:
         a = by_key.get(key)
         if a is None:
-            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", "not tested yet", rule=erases))
+            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", NOT_YET, rule=erases))
             continue
         q = seeded_twin(a, quick) if quick_sgd is not None else None
         if q is None:
@@ -340,7 +344,7 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
 
 
 @rule("KEEPS_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def keeps_spread(short: Arm, long: Arm, noise: NoiseFloor | None) -> str:
+def keeps_spread(short: Arm, long: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` on both and an error bar; then on c = spread(long) - ``KEEPS_FRACTION`` x spread(short):
     ``qualitatively`` when c > 0 beyond noise (the longer arm keeps more than that fraction), ``no`` when c < 0
     beyond noise, else ``not resolved``."""
@@ -348,12 +352,13 @@ def keeps_spread(short: Arm, long: Arm, noise: NoiseFloor | None) -> str:
     unmet = condition(short, long) or unjudged(c)
     if unmet:
         return unmet
-    return noted(contrast_verdict(c, "no", "qualitatively", f"spread − {KEEPS_FRACTION:g} × the shorter arm's"),
+    return noted(contrast_verdict(c, Finding(Verdict.NO), Finding(Verdict.QUALITATIVELY),
+                                  f"spread − {KEEPS_FRACTION:g} × the shorter arm's"),
                  short, long)
 
 
 @rule("EQUIVALENCE_PP", "ERASES_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> str:
+def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` on both and an error bar (:func:`unjudged`); with d = spread(base) - spread(L2 arm) and
     c = spread(L2 arm) - ``ERASES_FRACTION`` x spread(base): ``no: L2 raised the spread`` when d < 0 beyond noise;
     ``yes`` when d > 0 beyond noise and the L2 arm's spread lies below ``EQUIVALENCE_PP`` by the one-sided test
@@ -365,12 +370,13 @@ def l2_erases(base: Arm, both: Arm, noise: NoiseFloor | None) -> str:
     if unmet:
         return unmet
     if stats.below(d):
-        return noted("no: L2 raised the spread", base, both)
+        return noted(Finding(Verdict.NO, ": L2 raised the spread"), base, both)
     if stats.above(d) and stats.under(spread_estimate(both, noise), EQUIVALENCE_PP):
-        return noted("yes", base, both)
-    return noted(contrast_verdict(c, f"qualitatively: below {ERASES_FRACTION:g} of the baseline's, not shown "
-                                     f"below {EQUIVALENCE_PP:g} pp", "no",
-                                  f"spread − {ERASES_FRACTION:g} × the baseline's"), base, both)
+        return noted(Finding(Verdict.YES), base, both)
+    partial = Finding(Verdict.QUALITATIVELY, f": below {ERASES_FRACTION:g} of the baseline's, not shown below "
+                                             f"{EQUIVALENCE_PP:g} pp")
+    return noted(contrast_verdict(c, partial, Finding(Verdict.NO), f"spread − {ERASES_FRACTION:g} × the baseline's"),
+                 base, both)
 
 
 def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> str:
@@ -385,7 +391,7 @@ def falls(row: Sequence[Arm], noise: NoiseFloor | None) -> str:
 
 
 @rule("CONFIDENCE", fixed=FIXED["2026-12-05"])
-def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> str:
+def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> Finding:
     """Per row (one learning rate and length, arms in rising lambda, lambda = 0 first): :func:`condition` on
     every arm and an error bar on every step (:func:`unjudged`); then by :func:`falls`: ``qualitatively`` when
     the spread falls along every row, ``partly: only ...`` along some, ``no`` when none falls and one rises,
@@ -398,16 +404,16 @@ def falls_with_l2(rows: dict[str, Sequence[Arm]], noise: NoiseFloor | None) -> s
     falling = [name for name, k in kinds.items() if k == "falls"]
     arms_read = [a for r in rows.values() for a in r]
     if len(falling) == len(rows):
-        return noted("qualitatively", *arms_read)
+        return noted(Finding(Verdict.QUALITATIVELY), *arms_read)
     if falling:
-        return noted(f"partly: only {', '.join(falling)}", *arms_read)
+        return noted(Finding(Verdict.PARTLY, f": only {', '.join(falling)}"), *arms_read)
     if "rises" in kinds.values():
-        return noted("no", *arms_read)
-    return noted("not resolved: no row's first and last spreads differ beyond noise", *arms_read)
+        return noted(Finding(Verdict.NO), *arms_read)
+    return noted(Finding(Verdict.NOT_RESOLVED, ": no row's first and last spreads differ beyond noise"), *arms_read)
 
 
 @rule("CONFIDENCE", fixed=FIXED["2026-12-05"])
-def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
+def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> Finding:
     """fibook's hypothesis that the L2 term itself erases memory, on an arm and its lambda = 0 control at the same
     rate and length: :func:`condition` on both and an error bar (:func:`unjudged`); ``yes`` when the control's
     spread exceeds the L2 arm's beyond noise, ``no: L2 raised the spread`` when the L2 arm's exceeds the
@@ -416,24 +422,28 @@ def l2_lowers(control: Arm, with_l2: Arm, noise: NoiseFloor | None) -> str:
     unmet = condition(control, with_l2) or unjudged(d)
     if unmet:
         return unmet
-    return noted(contrast_verdict(d, "no: L2 raised the spread", "yes", "control − L2 arm"), control, with_l2)
+    return noted(contrast_verdict(d, Finding(Verdict.NO, ": L2 raised the spread"), Finding(Verdict.YES),
+                                  "control − L2 arm"), control, with_l2)
 
 
 @rule("RANK_AGREES", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def rises_with_batch(rho: float | None, rise: Difference | None) -> str:
+def rises_with_batch(rho: float | None, rise: Difference | None) -> Finding:
     """On the spread at the largest batch minus the one at the smallest (``rise``) and the rank correlation of
     spread with batch size: ``qualitatively`` when rise > 0 beyond noise and rho > ``RANK_AGREES``; ``weakly`` when
     rise > 0 beyond noise alone; ``no`` when rise < 0 beyond noise; else ``not resolved``. ``not tested`` without
     a rank correlation (fewer than three batch sizes whose selected predictors interpolate) or without an error
     bar on ``rise`` (:func:`unjudged`)."""
     if rho is None or rise is None:
-        return "not tested: no rank correlation (fewer than three batch sizes whose selected predictors interpolate)"
+        return Finding(Verdict.NOT_TESTED, ": no rank correlation (fewer than three batch sizes whose selected "
+                       "predictors interpolate)")
     unmet = unjudged(rise)
     if unmet:
         return unmet
     if stats.above(rise):
-        return "qualitatively" if rho > RANK_AGREES else f"weakly (ρ = {rho:+.2f} ≤ {RANK_AGREES:g})"
-    return "no" if stats.below(rise) else f"not resolved: largest − smallest b is {rise}"
+        return Finding(Verdict.QUALITATIVELY) if rho > RANK_AGREES else \
+            Finding(Verdict.WEAKLY, f" (ρ = {rho:+.2f} ≤ {RANK_AGREES:g})")
+    return Finding(Verdict.NO) if stats.below(rise) else \
+        Finding(Verdict.NOT_RESOLVED, f": largest − smallest b is {rise}")
 
 
 def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Callable,
@@ -443,8 +453,9 @@ def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Calla
     the experiment runs, or ``not tested: ...`` when it has finished on a grid without them."""
     if not needed:
         if finished.finished_runs < finished.total_runs:
-            return Claim(claim, paper, f"not finished ({finished.progress})", "not tested yet", rule=decide)
-        return Claim(claim, paper, f"{finished.line}", f"not tested: the grid of this scale lacks {needs}",
+            return Claim(claim, paper, f"not finished ({finished.progress})", NOT_YET, rule=decide)
+        return Claim(claim, paper, f"{finished.line}",
+                     Finding(Verdict.NOT_TESTED, f": the grid of this scale lacks {needs}"),
                      rule=decide, runs=run_ids(*finished.arms))
     text, verdict, used = ours()
     return Claim(claim, paper, text, verdict, rule=decide, runs=run_ids(*used))
@@ -535,28 +546,29 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
 
 @rule(fixed=FIXED["no results"])
-def matches_quoted(value: float, quoted: str) -> str:
+def matches_quoted(value: float, quoted: str) -> Finding:
     """``consistent`` when ``value`` rounded to two significant digits equals the paper's quoted figure (e.g.
     7.3e-4), else ``no``. Not a confirmation: the setting that gives ``value`` was reconstructed from the quoted
     figures themselves, so agreement checks the arithmetic and the reconstruction, nothing the paper measured."""
-    return "consistent (η and N were inferred from these figures)" if float(f"{value:.2g}") == float(quoted) \
-        else "no"
+    return Finding(Verdict.CONSISTENT, " (η and N were inferred from these figures)") \
+        if float(f"{value:.2g}") == float(quoted) \
+        else Finding(Verdict.NO)
 
 
 @rule("INVARIANCE_TOL", fixed=FIXED["no results"])
-def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> str:
+def scale_invariant(losses: Sequence[float], cosines: Sequence[float]) -> Finding:
     """``yes`` when a loss is invariant to scaling one weight: every ``|L(cW) - L(W)|`` (``losses[0]`` at c = 1 or
     any reference c) and every ``|cos(grad L, W)|`` below ``INVARIANCE_TOL`` (float64); else ``no``."""
     invariant = all(abs(v - losses[0]) < INVARIANCE_TOL for v in losses) and \
         all(abs(c) < INVARIANCE_TOL for c in cosines)
-    return "yes" if invariant else "no"
+    return yes_or_no(invariant)
 
 
 @rule("LOGIT_FLOOR", fixed=FIXED["no results"])
-def scales_logits(logit_error: float) -> str:
+def scales_logits(logit_error: float) -> Finding:
     """``yes`` when sigma_w only scales the initial logits: relative deviation from sigma_w logits(1) below
     ``LOGIT_FLOOR`` (float32); else ``no``."""
-    return "yes" if logit_error < LOGIT_FLOOR else "no"
+    return yes_or_no(logit_error < LOGIT_FLOOR)
 
 
 def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosines: Sequence[float],
@@ -572,7 +584,7 @@ def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosine
               rule=matches_quoted),
         Claim("BatchNorm makes the loss scale-invariant in each conv weight", "mechanism (fibook's reading)",
               "L(cW) = L(W) to 1e-9, |cos(∇L, W)| < 1e-9 for c = 0.1, 1, 10 (float64, width-4 ResNet-9)"
-              if invariant == "yes" else "L(cW) or cos(∇L, W) moved with c (float64, width-4 ResNet-9)",
+              if invariant.verdict is Verdict.YES else "L(cW) or cos(∇L, W) moved with c (float64, width-4 ResNet-9)",
               invariant, rule=scale_invariant),
         Claim("at initialization σ_w only scales the logits", "mechanism (fibook's reading)",
               f"logits(σ_w) = σ_w · logits(1) to {below(logit_error, LOGIT_FLOOR)} relative with BatchNorm ε "
@@ -593,7 +605,7 @@ def radial_text(arm: Arm) -> str:
 
 
 @rule("LARGE_SPREAD_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def large_spread(arm: Arm, noise: NoiseFloor | None) -> str:
+def large_spread(arm: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` and an error bar; then ``qualitatively`` when the spread (:func:`~fibook.forgetting.
     analysis.spread_estimate`) exceeds ``LARGE_SPREAD_PP`` beyond noise (at most qualitatively: the paper's
     26.5 pp is CIFAR-10 over 300 epochs), ``no`` when it lies below it beyond noise, else ``not resolved``."""
@@ -601,32 +613,33 @@ def large_spread(arm: Arm, noise: NoiseFloor | None) -> str:
     unmet = condition(arm) or unjudged(e)
     if unmet:
         return unmet
-    return noted(contrast_verdict(e, "no", "qualitatively", f"spread − {LARGE_SPREAD_PP:g} pp"), arm)
+    return noted(contrast_verdict(e, Finding(Verdict.NO), Finding(Verdict.QUALITATIVELY),
+                                  f"spread − {LARGE_SPREAD_PP:g} pp"), arm)
 
 
 @rule(fixed=FIXED["sgd_remembers"])
-def every_sigma_interpolates(arm: Arm) -> str:
+def every_sigma_interpolates(arm: Arm) -> Finding:
     """``yes`` when every sigma_w's selected predictor (every seed's) fits the training set, else ``no: selected
     before it fits the training set at sigma_w = ...``."""
     if arm.interpolates_at_selection:
-        return "yes"
-    return "no: selected before it fits the training set at σ_w = " + ", ".join(
-        f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)
+        return Finding(Verdict.YES)
+    return Finding(Verdict.NO, ": selected before it fits the training set at σ_w = " + ", ".join(
+        f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok))
 
 
 @rule("RADIAL_KEPT", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def radial_kept(arm: Arm) -> str:
+def radial_kept(arm: Arm) -> Finding:
     """On the radial memory R with its interval (:meth:`Arm.radial_memory_estimate`): ``yes`` when R exceeds
     ``RADIAL_KEPT`` beyond noise, ``no`` when it lies below it beyond noise, else ``not resolved``; ``not tested``
     without an interval (fewer than three sigma_w that did not diverge)."""
     e = arm.radial_memory_estimate() - RADIAL_KEPT
     if not e.has_error_bar:
-        return "not tested: no interval on R (fewer than three σ_w that did not diverge)"
-    return contrast_verdict(e, "no", "yes", f"R − {RADIAL_KEPT:g}")
+        return Finding(Verdict.NOT_TESTED, ": no interval on R (fewer than three σ_w that did not diverge)")
+    return contrast_verdict(e, Finding(Verdict.NO), Finding(Verdict.YES), f"R − {RADIAL_KEPT:g}")
 
 
 @rule("NOISE_MULTIPLE", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def above_seed_noise(seeds: Arm) -> str:
+def above_seed_noise(seeds: Arm) -> Finding:
     """On an arm run over several seeds: :func:`condition`; ``not tested`` with fewer than two complete seeds;
     then on the spread of seed-means (bootstrapped over seeds) minus ``NOISE_MULTIPLE`` times the largest
     per-sigma_w standard deviation over seeds: ``yes`` when above zero beyond noise, ``no`` below, else ``not
@@ -636,8 +649,9 @@ def above_seed_noise(seeds: Arm) -> str:
     if unmet:
         return unmet
     if e.borrowed or any(np.isnan(seed_std)):
-        return "not tested: fewer than two seeds at some σ_w, so no seed-to-seed variation to compare with"
-    return noted(contrast_verdict(e - NOISE_MULTIPLE * max(seed_std), "no", "yes",
+        return Finding(Verdict.NOT_TESTED, ": fewer than two seeds at some σ_w, so no seed-to-seed variation to "
+                       "compare with")
+    return noted(contrast_verdict(e - NOISE_MULTIPLE * max(seed_std), Finding(Verdict.NO), Finding(Verdict.YES),
                                   f"spread − {NOISE_MULTIPLE:g} × the largest seed std"), seeds)
 
 
@@ -669,7 +683,7 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
         claim = SEED_NOISE + (LATE_READING if late else "")
         paper = "seed noise not reported" + ("" if late else f"; {WHOLE_RUN}")
         if not f.arms:
-            return Claim(claim, paper, f"not finished ({f.progress})", "not tested yet", rule=above_seed_noise)
+            return Claim(claim, paper, f"not finished ({f.progress})", NOT_YET, rule=above_seed_noise)
         (seeds,) = f.arms
         seed_std = [v for v in seed_std_pp(seeds).values() if not np.isnan(v)]
         std = f"per-σ_w seed std ≤ {max(seed_std):.2f} pp" if seed_std else "no seed std (one seed)"
@@ -704,18 +718,18 @@ def late_rise_pp(arm: Arm) -> float:
 
 
 @rule("STILL_RISING_PP", fixed=FIXED["depth"])
-def deep_nets_fail(deep: Sequence[Arm]) -> str:
+def deep_nets_fail(deep: Sequence[Arm]) -> Finding:
     """``qualitatively`` when no deeper ResNet interpolates at the largest sigma_w of its grid and none of them is
     still rising there (train accuracy up by at most ``STILL_RISING_PP`` over the last quarter, :func:`late_rise_pp`);
     ``not tested: ... still rising`` when one is (a budget effect, not a failure to fit); ``no`` when one fits."""
     if any(a.interpolated[-1] for a in deep):
-        return "no: a deep net interpolates at the largest σ_w here"
+        return Finding(Verdict.NO, ": a deep net interpolates at the largest σ_w here")
     rising = [a for a in deep if late_rise_pp(a) > STILL_RISING_PP]
     if rising:
-        return "not tested: train accuracy still rising at the end of training (" + "; ".join(
+        return Finding(Verdict.NOT_TESTED, ": train accuracy still rising at the end of training (" + "; ".join(
             f"{a.config.arch} at σ_w = {a.sigmas[-1]:g}: +{late_rise_pp(a):.1f} pp over the last quarter"
-            for a in rising) + "), a budget effect"
-    return "qualitatively"
+            for a in rising) + "), a budget effect")
+    return Finding(Verdict.QUALITATIVELY)
 
 
 def depth_claims(depth: Finished, scale: str) -> list[Claim]:
@@ -725,7 +739,7 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
     deep = [a for a in arms if a.config.arch != "resnet9"]
     claim, paper = "deep ResNets at large σ_w fail to interpolate", "ResNet-56/110 (secondary)"
     if not deep:
-        return [Claim(claim, paper, f"not finished ({depth.progress})", "not tested yet", rule=deep_nets_fail)]
+        return [Claim(claim, paper, f"not finished ({depth.progress})", NOT_YET, rule=deep_nets_fail)]
     ours = "; ".join(f"{a.config.arch}: reaches 99.5 % train accuracy at some epoch at {sum(a.interpolated)} of "
                      f"{len(a.sigmas)} σ_w (at the selected checkpoint: {sum(a.selected_interpolated)})"
                      for a in arms)
@@ -734,24 +748,26 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
 
 
 @rule("CLOCK_RHO", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def falls_with_clock(rho: float | None, drop: Difference | None) -> str:
+def falls_with_clock(rho: float | None, drop: Difference | None) -> Finding:
     """On the spread at the smallest clock minus the one at the largest (``drop``) and the rank correlation rho
     of spread with the clock: ``qualitatively`` when drop > 0 beyond noise and rho <= ``CLOCK_RHO``; ``weakly``
     when drop > 0 beyond noise alone; ``no`` when drop < 0 beyond noise (the larger clock keeps the larger
     spread); else ``not resolved``. ``not tested`` without a correlation (fewer than three included arms) or
     without an error bar on ``drop`` (:func:`unjudged`)."""
     if rho is None or drop is None:
-        return "not tested: no rank correlation (fewer than three arms count on this clock)"
+        return Finding(Verdict.NOT_TESTED, ": no rank correlation (fewer than three arms count on this clock)")
     unmet = unjudged(drop)
     if unmet:
         return unmet
     if stats.above(drop):
-        return "qualitatively" if rho <= CLOCK_RHO else f"weakly (ρ = {rho:+.2f} > {CLOCK_RHO:g})"
-    return "no" if stats.below(drop) else f"not resolved: smallest − largest clock is {drop} (ρ = {rho:+.2f})"
+        return Finding(Verdict.QUALITATIVELY) if rho <= CLOCK_RHO else \
+            Finding(Verdict.WEAKLY, f" (ρ = {rho:+.2f} > {CLOCK_RHO:g})")
+    return Finding(Verdict.NO) if stats.below(drop) else \
+        Finding(Verdict.NOT_RESOLVED, f": smallest − largest clock is {drop} (ρ = {rho:+.2f})")
 
 
 @rule("EQUIVALENCE_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
-def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> str:
+def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> Finding:
     """Two arms at one clock reached by different rates or lengths: :func:`condition` on both and an error bar
     (:func:`unjudged`); ``yes`` when the two one-sided tests show their difference within +-``EQUIVALENCE_PP``
     (:func:`fibook.stats.equivalent`), ``no: the spreads differ ...`` when it differs from zero beyond noise, else
@@ -761,31 +777,34 @@ def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> str:
     if unmet:
         return unmet
     if stats.equivalent(d, EQUIVALENCE_PP):
-        return noted(f"yes: equal within ±{EQUIVALENCE_PP:g} pp", a, b)
+        return noted(Finding(Verdict.YES, f": equal within ±{EQUIVALENCE_PP:g} pp"), a, b)
     if stats.differs(d):
-        return noted(f"no: the spreads differ, {d}, at this scale (the paper's own setting is not run here)", a, b)
-    return noted(f"not resolved: {d} is neither shown within ±{EQUIVALENCE_PP:g} pp nor away from 0", a, b)
+        return noted(Finding(Verdict.NO, f": the spreads differ, {d}, at this scale (the paper's own setting is not "
+                                         "run here)"), a, b)
+    return noted(Finding(Verdict.NOT_RESOLVED, f": {d} is neither shown within ±{EQUIVALENCE_PP:g} pp nor away "
+                                                 "from 0"), a, b)
 
 
 @rule("EQUIVALENCE_PP", "CLOCK_RHO", "CONFIDENCE", fixed=FIXED["ladder"])
-def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> str:
+def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
     """Arms at one clock reached by rates a decade apart (``clock_ladder``), largest rate first: :func:`condition`
     on every rung and an error bar on each rung's difference from the first. ``yes: the clock`` when every rung's
     spread equals the first's within +-``EQUIVALENCE_PP`` (:func:`fibook.stats.equivalent`); ``no: the rate`` when
     the smallest rate's spread exceeds the largest's beyond noise and the rank correlation of spread with the rate
     is at most ``CLOCK_RHO`` (the spread rises as the rate falls); else ``not resolved``."""
     if len(rungs) < 2:
-        return "not tested: a ladder needs two rungs or more"
+        return Finding(Verdict.NOT_TESTED, ": a ladder needs two rungs or more")
     diffs = [spread_difference(r, rungs[0], noise) for r in rungs[1:]]
     unmet = condition(*rungs) or unjudged(*diffs)
     if unmet:
         return unmet
     if all(stats.equivalent(d, EQUIVALENCE_PP) for d in diffs):
-        return noted(f"yes: the clock (every rung within ±{EQUIVALENCE_PP:g} pp of the largest rate's)", *rungs)
+        return noted(Finding(Verdict.YES, f": the clock (every rung within ±{EQUIVALENCE_PP:g} pp of the largest "
+                                          "rate's)"), *rungs)
     rho = rank_correlation([r.config.lr for r in rungs], [spread_estimate(r, noise).value for r in rungs])
     if stats.above(diffs[-1]) and rho is not None and rho <= CLOCK_RHO:
-        return noted(f"no: the rate (the spread rises as η falls, ρ = {rho:+.2f})", *rungs)
-    return noted(f"not resolved: smallest − largest rate is {diffs[-1]}", *rungs)
+        return noted(Finding(Verdict.NO, f": the rate (the spread rises as η falls, ρ = {rho:+.2f})"), *rungs)
+    return noted(Finding(Verdict.NOT_RESOLVED, f": smallest − largest rate is {diffs[-1]}"), *rungs)
 
 
 CLOCK_CLAIMS = (
@@ -867,7 +886,7 @@ def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, wh
     claim = "at a fixed T_adapt the spread does not depend on η (the clock, not the rate, forgets)"
     paper = "the paper's organising idea (clocks, not epochs); the paper runs no fixed-clock ladder"
     if len(ladder.arms) < ladder.total_arms:
-        rows.append(Claim(claim, paper, f"not finished ({ladder.progress})", "not tested yet", rule=clock_or_rate,
+        rows.append(Claim(claim, paper, f"not finished ({ladder.progress})", NOT_YET, rule=clock_or_rate,
                           runs=run_ids(*ladder.arms)))
     else:
         rungs = sorted(ladder.arms, key=lambda a: -a.config.lr)
@@ -877,7 +896,7 @@ def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, wh
     claim = "equal T_SGD, equal spread, with Σ η twice as large in one arm (T_SGD, not Σ η, is SGD's clock)"
     paper = "T_SGD = Σ η²/b is the clock of SGD's implicit regularization (abstract, secondary)"
     if len(pair.arms) < pair.total_arms:
-        rows.append(Claim(claim, paper, f"not finished ({pair.progress})", "not tested yet", rule=collapses,
+        rows.append(Claim(claim, paper, f"not finished ({pair.progress})", NOT_YET, rule=collapses,
                           runs=run_ids(*pair.arms)))
     else:
         a, b = sorted(pair.arms, key=lambda x: x.config.batch_size)

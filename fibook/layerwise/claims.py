@@ -49,11 +49,11 @@ import numpy as np
 
 # the thresholds of the split preferences and of divergence, recorded with the rules that read them
 from fibook import stats
+from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
 from fibook.scales import Scale
-from fibook.verdicts import Claim, not_thresholded, rule
 
 if TYPE_CHECKING:
     from fibook.layerwise.robustness import CaseResult
@@ -83,27 +83,27 @@ def slope_widths(widths: Sequence[float]) -> np.ndarray:
     return big if len(big) >= MIN_FIT_WIDTHS else widths[-MIN_FIT_WIDTHS:]
 
 
-def _unsettled(widths: Sequence[float]) -> str | None:
+def _unsettled(widths: Sequence[float]) -> Finding | None:
     """The reason a width rate cannot be read from a fit over ``widths`` (fewer than ``MIN_FIT_WIDTHS`` of them
     reach ``FIT_FROM``, below which the gap has not settled), else None."""
     big = sum(h >= FIT_FROM for h in widths)
     if big >= MIN_FIT_WIDTHS:
         return None
     shown = ", ".join(f"{h:g}" for h in sorted(widths))
-    return (f"not tested: {big} of the fitted widths h ∈ ({shown}) reach {FIT_FROM}, below which the gap has not "
-            f"settled (the rate needs {MIN_FIT_WIDTHS})")
+    return Finding(Verdict.NOT_TESTED, f": {big} of the fitted widths h ∈ ({shown}) reach {FIT_FROM}, below which "
+                   f"the gap has not settled (the rate needs {MIN_FIT_WIDTHS})")
 
 
-def scales_like(fit: stats.Slope, exponent: float, tol: float) -> str:
+def scales_like(fit: stats.Slope, exponent: float, tol: float) -> Finding:
     """Does a fitted power of ``h`` match ``exponent``? ``not resolved`` when the interval's half-width is at least
     ``tol`` (too wide to decide), else ``yes`` when ``|slope − exponent| < tol`` and ``no`` otherwise."""
     if fit.half >= tol:
-        return "not resolved"
-    return "yes" if abs(fit.slope - exponent) < tol else "no"
+        return Finding(Verdict.NOT_RESOLVED)
+    return yes_or_no(abs(fit.slope - exponent) < tol)
 
 
 @rule("STEP1_SLOPE", "STEP1_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
-def first_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
+def first_step_rate(fit: stats.Slope, widths: Sequence[float]) -> Finding:
     """The surrogate error at step 1 is O(1/h) (the paper's step-1 bound): :func:`scales_like` with exponent
     ``STEP1_SLOPE`` and tolerance ``STEP1_TOL``; ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
     ``widths`` reach ``FIT_FROM``."""
@@ -111,7 +111,7 @@ def first_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
 
 
 @rule("STEP2_SLOPE", "STEP2_TOL", "FIT_FROM", "MIN_FIT_WIDTHS")
-def second_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
+def second_step_rate(fit: stats.Slope, widths: Sequence[float]) -> Finding:
     """The surrogate error at step 2 is O(1/√h): ``not tested`` when fewer than ``MIN_FIT_WIDTHS`` of the fitted
     ``widths`` reach ``FIT_FROM``; else ``not resolved`` when the interval's half-width is at least
     ``STEP2_TOL``, ``yes`` when ``|slope − STEP2_SLOPE| < STEP2_TOL``, ``qualitatively`` when the whole interval
@@ -120,10 +120,10 @@ def second_step_rate(fit: stats.Slope, widths: Sequence[float]) -> str:
     if why is not None:
         return why
     if fit.half >= STEP2_TOL:
-        return "not resolved"
+        return Finding(Verdict.NOT_RESOLVED)
     if abs(fit.slope - STEP2_SLOPE) < STEP2_TOL:
-        return "yes"
-    return "qualitatively" if fit.slope + fit.half < 0 else "no"
+        return Finding(Verdict.YES)
+    return Finding(Verdict.QUALITATIVELY) if fit.slope + fit.half < 0 else Finding(Verdict.NO)
 
 
 def z_critical(n: int, level: float = MC_LEVEL) -> float:
@@ -134,16 +134,16 @@ def z_critical(n: int, level: float = MC_LEVEL) -> float:
 
 
 @rule("MC_LEVEL")
-def closed_forms_agree(z: Sequence[float]) -> str:
+def closed_forms_agree(z: Sequence[float]) -> Finding:
     """``yes`` when every |z| (Monte Carlo minus closed form, in standard errors) is below
     :func:`z_critical` of their number, else ``no``."""
-    return "yes" if max(abs(v) for v in z) < z_critical(len(z)) else "no"
+    return yes_or_no(max(abs(v) for v in z) < z_critical(len(z)))
 
 
 @rule("RATIO_TOL")
-def dominates_by_sqrt_h(ratios: Sequence[float]) -> str:
+def dominates_by_sqrt_h(ratios: Sequence[float]) -> Finding:
     """``yes`` when every (‖A‖_F / ‖B‖_F) / √h is 1 within ``RATIO_TOL`` (relative), else ``no``."""
-    return "yes" if all(abs(r - 1.0) < RATIO_TOL for r in ratios) else "no"
+    return yes_or_no(all(abs(r - 1.0) < RATIO_TOL for r in ratios))
 
 
 def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, stats.Slope],
@@ -192,15 +192,15 @@ def unequal_then_equal(losses: Iterable[np.ndarray]) -> bool:
 
 
 @rule()
-def literal_midpoint(losses: Iterable[np.ndarray], step: int, kind: str) -> str:
+def literal_midpoint(losses: Iterable[np.ndarray], step: int, kind: str) -> Finding:
     """``yes`` when the equal split is a local ``kind`` (``max`` or ``min``, :func:`midpoint_kind`) of the test
     loss at ``step`` in every literal-GD run ``losses`` (one (points, steps + 1) array per budget), else ``no``:
     the paper's step-1 claim is ``(1, "max")``, its step-2 claim ``(2, "min")``."""
-    return "yes" if all(midpoint_kind(np.asarray(loss)[:, step]) == kind for loss in losses) else "no"
+    return yes_or_no(all(midpoint_kind(np.asarray(loss)[:, step]) == kind for loss in losses))
 
 
 @rule("WINDOW_TOL")
-def window_edge(fit: stats.Slope, derived: float, derived_text: str, edge: str) -> str:
+def window_edge(fit: stats.Slope, derived: float, derived_text: str, edge: str) -> Finding:
     """A result of fibook's own on how an edge (``edge``: "lower" or "upper") of the step-2 window grows with
     width; the paper states no window edge (its O(h√h) for two layers and O(h) for three are the rates below
     which dropping B, the surrogate, is valid; Corollary 5.6's wording is not public). :func:`scales_like` of the
@@ -208,34 +208,35 @@ def window_edge(fit: stats.Slope, derived: float, derived_text: str, edge: str) 
     ``our own: the window's upper edge grows as h^0.70 (h^(2/3) derived)`` when it matches, ``... (not the
     derived h^(2/3))`` when it does not, ``our own: not resolved (...)`` when the interval is too wide."""
     said = scales_like(fit, derived, WINDOW_TOL)
-    if said == "not resolved":
-        return f"our own: not resolved (the {edge} edge's exponent {fit.text()}, interval too wide)"
-    how = f"{derived_text} derived" if said == "yes" else f"not the derived {derived_text}"
-    return f"our own: the window's {edge} edge grows as h^{fit.slope:.2f} ({how})"
+    if said.verdict is Verdict.NOT_RESOLVED:
+        return Finding(Verdict.OWN, f": not resolved (the {edge} edge's exponent {fit.text()}, interval too wide)")
+    how = f"{derived_text} derived" if said.verdict is Verdict.YES else f"not the derived {derived_text}"
+    return Finding(Verdict.OWN, f": the window's {edge} edge grows as h^{fit.slope:.2f} ({how})")
 
 
 @rule("DIVERGENCE_FACTOR", "TIE_RTOL")
-def robustness_agrees(verdict: str) -> str:
+def robustness_agrees(verdict: str) -> Finding:
     """The paper says the transition holds in a robustness setting; ours is the
     :func:`fibook.layerwise.robustness.claim_holds` verdict on the steps its statement covers: ``yes``/``no`` as it
     is, ``not resolved (draws disagree)``, or ``not resolved (a split diverged)`` (constant rates blew up before
     the last step)."""
-    verdicts = {"yes": "yes", "no": "no", "not resolved": "not resolved (draws disagree)",
-                "diverged": "not resolved (a split diverged)"}
+    verdicts = {"yes": Finding(Verdict.YES), "no": Finding(Verdict.NO),
+                "not resolved": Finding(Verdict.NOT_RESOLVED, " (draws disagree)"),
+                "diverged": Finding(Verdict.NOT_RESOLVED, " (a split diverged)")}
     if verdict not in verdicts:
         raise ValueError(f"unknown transition verdict {verdict!r}; expected one of {sorted(verdicts)}")
     return verdicts[verdict]
 
 
 @rule("DIVERGENCE_FACTOR", "TIE_RTOL")
-def variant_result(verdict: str) -> str:
+def variant_result(verdict: str) -> Finding:
     """A fibook variant of a robustness setting (other data than the paper's, or another width;
     :attr:`fibook.layerwise.robustness.Case.own`): the same :func:`fibook.layerwise.robustness.claim_holds`
     verdict, as a result of fibook's own that says nothing against the paper: ``our own: the transition holds``,
     ``our own: the transition does not hold``, ``our own: not resolved (draws disagree)`` or ``our own: not
     resolved (a split diverged)``."""
     verdicts = {"yes": "the transition holds", "no": "the transition does not hold"}
-    return f"our own: {verdicts.get(verdict) or robustness_agrees(verdict)}"
+    return Finding(Verdict.OWN, f": {verdicts.get(verdict) or robustness_agrees(verdict).text}")
 
 
 WINDOW_PAPER = {2: "no window edge stated: O(h√h) for two layers is the rate below which the surrogate holds "
@@ -349,7 +350,7 @@ def paired_verdict(p: Paired) -> str:
 
 
 @rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")
-def balancing_helps(verdicts: Sequence[str]) -> str:
+def balancing_helps(verdicts: Sequence[str]) -> Finding:
     """Over the settings' :func:`paired_verdict` verdicts of a schedule against a baseline: ``yes`` when it is
     better in more settings than worse, ``no`` when worse in more; on a tie ``partly`` when it is better (and as
     often worse) somewhere, ``not resolved`` when it is better and worse nowhere (a reconstruction's ``no`` speaks
@@ -357,10 +358,11 @@ def balancing_helps(verdicts: Sequence[str]) -> str:
     better = sum(v.startswith("better") for v in verdicts)
     worse = sum(v.startswith("worse") for v in verdicts)
     if better != worse:
-        return "yes" if better > worse else "no"
+        return yes_or_no(better > worse)
     if better:
-        return f"partly: better in {better} setting{'s' if better > 1 else ''} and worse in as many"
-    return "not resolved: better or worse in no setting"
+        return Finding(Verdict.PARTLY, f": better in {better} setting{'s' if better > 1 else ''} and worse in as "
+                       "many")
+    return Finding(Verdict.NOT_RESOLVED, ": better or worse in no setting")
 
 
 def _count(verdicts: Sequence[str], n: int) -> str:
@@ -369,17 +371,16 @@ def _count(verdicts: Sequence[str], n: int) -> str:
     return f"better in {better} of {n} settings, worse in {worse}"
 
 
-RECONSTRUCTION = ("not tested: fibook's reconstruction differs from the paper's rule (as described by a secondary "
-                  "summary)")
+RECONSTRUCTION = ": fibook's reconstruction differs from the paper's rule (as described by a secondary summary)"
 
 
 @rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")
-def reconstruction_result(verdicts: Sequence[str]) -> str:
+def reconstruction_result(verdicts: Sequence[str]) -> Finding:
     """Norm balancing (fibook's reconstruction) against a baseline says nothing about the paper's rule, which a
-    secondary summary describes differently (:func:`fibook.layerwise.scheduler.cross_norm_rates`): ``not tested:
-    ...`` (:data:`RECONSTRUCTION`), followed by the reconstruction's own :func:`balancing_helps` over the
+    secondary summary describes differently (:func:`fibook.layerwise.scheduler.cross_norm_rates`): ``not tested``
+    with the reason :data:`RECONSTRUCTION`, followed by the reconstruction's own :func:`balancing_helps` over the
     settings' :func:`paired_verdict` ``verdicts``."""
-    return f"{RECONSTRUCTION}; the reconstruction itself: {balancing_helps(verdicts)}"
+    return Finding(Verdict.NOT_TESTED, f"{RECONSTRUCTION}; the reconstruction itself: {balancing_helps(verdicts)}")
 
 
 CROSS_NORM_PAPER = ("reduces test loss vs the uniform baseline (secondary summary: η_{W_i} = "
@@ -415,7 +416,7 @@ def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]]
               reconstruction_result(nb_u), rule=reconstruction_result),
         Claim("balancing beats the best fixed (η₁, η₂) pair", "not a paper claim (the summary compares with uniform "
               "only)", f"norm balancing vs the tuned fixed pair: {_count(nb_f, n)}",
-              f"our own result: {balancing_helps(nb_f)}", rule=balancing_helps),
+              Finding(Verdict.OWN, f" result: {balancing_helps(nb_f)}"), rule=balancing_helps),
     ]
     if cross:
         rows.append(Claim("the paper's rule (as a secondary summary describes it) reduces test loss (vs uniform)",
@@ -423,8 +424,9 @@ def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]]
                           f"{_count(cn_u, len(cross))}{largest}", balancing_helps(cn_u), rule=balancing_helps))
     return rows + [
         Claim("relative-update balancing (RUB) vs uniform", "not in the paper (fibook's own rule)",
-              f"RUB: {_count(rub_u, n)}", f"our own result: {balancing_helps(rub_u)}", rule=balancing_helps),
+              f"RUB: {_count(rub_u, n)}", Finding(Verdict.OWN, f" result: {balancing_helps(rub_u)}"),
+              rule=balancing_helps),
         Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
               "every balancing rule starts at equal rates there and stays equal in depth 2",
-              not_thresholded("consistent by construction"), rule=not_thresholded),
+              not_thresholded(Finding(Verdict.CONSISTENT, " by construction")), rule=not_thresholded),
     ]

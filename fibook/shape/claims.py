@@ -39,9 +39,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from fibook import stats
+from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.notebook import below
 from fibook.scales import Scale
-from fibook.verdicts import Claim, not_thresholded, rule
 
 FLOW_FLOOR = 1e-9
 FD_FLOOR = 1e-8
@@ -53,13 +53,13 @@ VANISH_MIN_SLOPE = 0.5
 
 
 @rule("FLOW_FLOOR")
-def vanishes(value: float, floor: float = FLOW_FLOOR) -> str:
+def vanishes(value: float, floor: float = FLOW_FLOOR) -> Finding:
     """``yes`` when ``|value| < floor`` (it prints as ``< floor`` with :func:`fibook.notebook.below`), else ``no``."""
-    return "yes" if abs(value) < floor else "no"
+    return yes_or_no(abs(value) < floor)
 
 
 @rule("VANISH_MIN_SLOPE")
-def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> str:
+def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> Finding:
     """``yes`` when the gap falls at every smaller initial norm (``norms`` any order) and the least-squares slope
     of log gap on log norm is at least ``VANISH_MIN_SLOPE``, else ``no``."""
     order = np.argsort(np.asarray(norms, dtype=float))
@@ -67,28 +67,28 @@ def gap_vanishes(norms: Sequence[float], gaps: Sequence[float]) -> str:
     if len(n) < 2:
         raise ValueError(f"a trend needs at least two initial norms, got {len(n)}")
     slope = stats.slope(np.log(n), np.log(g)).value
-    return "yes" if np.all(np.diff(g) > 0) and slope >= VANISH_MIN_SLOPE else "no"
+    return yes_or_no(np.all(np.diff(g) > 0) and slope >= VANISH_MIN_SLOPE)
 
 
 @rule("FLOW_FLOOR")
-def kappa_not_product(same_kappa: float, same_product: float) -> str:
+def kappa_not_product(same_kappa: float, same_product: float) -> Finding:
     """Theorem 4.1's bias depends on ``u0² + v0²`` (the effective scale κ), not on ``α = u0 v0``: ``yes`` when the
     endpoints of two initializations with the same κ coincide (``‖Δβ‖ < FLOW_FLOOR``) and those of two with the
     same α but different shapes do not (``‖Δβ‖ >= FLOW_FLOOR``), else ``no``."""
-    return "yes" if abs(same_kappa) < FLOW_FLOOR <= abs(same_product) else "no"
+    return yes_or_no(abs(same_kappa) < FLOW_FLOOR <= abs(same_product))
 
 
-def _no_sparse_regime(err_l1: float, err_l2: float) -> str | None:
+def _no_sparse_regime(err_l1: float, err_l2: float) -> Finding | None:
     """The reason Figure 7.1 cannot be read when min-ℓ1 does not beat min-ℓ2 on the data (then neither a sparse-like
     regime nor a transition to min-ℓ2 exists), else None."""
     if err_l1 < err_l2:
         return None
-    return (f"not tested: min-ℓ1 does not beat min-ℓ2 on this data (error {err_l1:.4f} vs {err_l2:.4f}), so there "
-            "is no sparse-like regime to leave")
+    return Finding(Verdict.NOT_TESTED, f": min-ℓ1 does not beat min-ℓ2 on this data (error {err_l1:.4f} vs "
+                   f"{err_l2:.4f}), so there is no sparse-like regime to leave")
 
 
 @rule("SHIFT_FACTOR")
-def transition_shift(t_first: float | None, t_last: float | None, err_l1: float, err_l2: float) -> str:
+def transition_shift(t_first: float | None, t_last: float | None, err_l1: float, err_l2: float) -> Finding:
     """``yes (a shift of D decades)`` when the largest shape's transition α ``t_last`` is below
     ``t_first / SHIFT_FACTOR``, that of the smallest shape, with ``D = log10(t_first / t_last)``; else ``no``
     (Figure 7.1). ``not tested`` when min-ℓ1's error ``err_l1`` is not below min-ℓ2's ``err_l2`` (no transition
@@ -98,14 +98,15 @@ def transition_shift(t_first: float | None, t_last: float | None, err_l1: float,
     if why is not None:
         return why
     if t_first is None or t_last is None:
-        return "not tested: a curve does not cross the midpoint between the min-ℓ1 and min-ℓ2 errors on this grid"
+        return Finding(Verdict.NOT_TESTED, ": a curve does not cross the midpoint between the min-ℓ1 and min-ℓ2 "
+                       "errors on this grid")
     if t_last < t_first / SHIFT_FACTOR:
-        return f"yes (a shift of {np.log10(t_first / t_last):.1f} decades)"
-    return "no"
+        return Finding(Verdict.YES, f" (a shift of {np.log10(t_first / t_last):.1f} decades)")
+    return Finding(Verdict.NO)
 
 
 @rule()
-def kernel_to_rich(errors: np.ndarray, err_l1: float, err_l2: float) -> str:
+def kernel_to_rich(errors: np.ndarray, err_l1: float, err_l2: float) -> Finding:
     """Figure 7.1's two regimes: ``yes`` when the lowest error of the grid is below the midpoint
     ``(err_l1 + err_l2) / 2`` of the min-ℓ1 and min-ℓ2 errors (sparse-like) and the highest is above it
     (min-ℓ2-like), else ``no``; ``not tested`` when ``err_l1`` is not below ``err_l2``."""
@@ -113,18 +114,18 @@ def kernel_to_rich(errors: np.ndarray, err_l1: float, err_l2: float) -> str:
     if why is not None:
         return why
     mid = 0.5 * (err_l1 + err_l2)
-    return "yes" if np.min(errors) < mid < np.max(errors) else "no"
+    return yes_or_no(np.min(errors) < mid < np.max(errors))
 
 
 @rule("COLLAPSE_MAX")
-def collapses(collapse: float) -> str:
+def collapses(collapse: float) -> Finding:
     """``yes`` when the largest deviation of any shape's curve from the s = 0 curve, interpolated at the same
     effective scale κ = α(1+s²)/(1−s²), is below ``COLLAPSE_MAX``, else ``no`` (implied by Theorem 4.1)."""
-    return "yes" if collapse < COLLAPSE_MAX else "no"
+    return yes_or_no(collapse < COLLAPSE_MAX)
 
 
 @rule("GD_GAP_FRACTION")
-def gd_close(gaps: Sequence[float], errors: np.ndarray, stopped: Sequence[bool]) -> str:
+def gd_close(gaps: Sequence[float], errors: np.ndarray, stopped: Sequence[bool]) -> Finding:
     """``yes`` when every early-stopped-GD gap to the gradient-flow limit is below ``GD_GAP_FRACTION`` of the
     range of the population-error curve (``errors``), else ``no``; ``not tested`` when a run reached its step cap
     before the stop rule (``stopped`` false: it is not the paper's protocol)."""
@@ -132,17 +133,17 @@ def gd_close(gaps: Sequence[float], errors: np.ndarray, stopped: Sequence[bool])
         raise ValueError(f"one stop flag per gap: got {len(stopped)} flags for {len(gaps)} gaps")
     capped = len(stopped) - sum(map(bool, stopped))
     if capped:
-        return (f"not tested: {capped} of {len(stopped)} GD runs reached the step cap before the training MSE fell "
-                "below 1e-4")
-    return "yes" if max(abs(g) for g in gaps) < GD_GAP_FRACTION * float(np.ptp(errors)) else "no"
+        return Finding(Verdict.NOT_TESTED, f": {capped} of {len(stopped)} GD runs reached the step cap before the "
+                       "training MSE fell below 1e-4")
+    return yes_or_no(max(abs(g) for g in gaps) < GD_GAP_FRACTION * float(np.ptp(errors)))
 
 
 @rule("ORDER_FACTOR")
-def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> str:
+def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> Finding:
     """``yes (same order)`` when our (low, high) range's endpoints each lie within ``ORDER_FACTOR`` of the paper's,
     else ``no``."""
     ok = all(1 / ORDER_FACTOR <= o / p <= ORDER_FACTOR for o, p in zip(ours, paper, strict=True))
-    return "yes (same order)" if ok else "no"
+    return Finding(Verdict.YES, " (same order)") if ok else Finding(Verdict.NO)
 
 
 PAPER_GD_STEPS = (222, 2816)  # the paper's range of GD steps (Section 6, η = 1e-3, stop at loss 1e-10)
@@ -150,12 +151,12 @@ PAPER_GD_DISTANCES = (1e-5, 1e-4)  # and of the final distances to w̃_Q
 
 
 @rule("ORDER_FACTOR")
-def gd_same_order(steps: Sequence[int], distances: Sequence[float]) -> str:
+def gd_same_order(steps: Sequence[int], distances: Sequence[float]) -> Finding:
     """``yes (same order)`` when both the range of our GD step counts and that of our final distances are of the
     paper's order (:func:`same_order` against ``PAPER_GD_STEPS`` and ``PAPER_GD_DISTANCES``), else ``no``."""
-    ok = same_order((min(steps), max(steps)), PAPER_GD_STEPS) == same_order(
-        (min(distances), max(distances)), PAPER_GD_DISTANCES) == "yes (same order)"
-    return "yes (same order)" if ok else "no"
+    ok = same_order((min(steps), max(steps)), PAPER_GD_STEPS).verdict is Verdict.YES and same_order(
+        (min(distances), max(distances)), PAPER_GD_DISTANCES).verdict is Verdict.YES
+    return Finding(Verdict.YES, " (same order)") if ok else Finding(Verdict.NO)
 
 
 def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: float, same_product: float,
@@ -199,29 +200,29 @@ def _alpha(value: float | None) -> str:
 
 
 @rule("FD_FLOOR")
-def not_mirror_descent(asym_plain: float, asym_warp: float) -> str:
+def not_mirror_descent(asym_plain: float, asym_warp: float) -> Finding:
     """Section 6's argument: ``yes`` when the finite-difference asymmetry ``max |∂_k (M⁻¹)_ij − ∂_i (M⁻¹)_kj|`` of
     the plain metric does not vanish (``>= FD_FLOOR``) and that of the warped ``|a| M⁻¹`` does (``< FD_FLOOR``),
     else ``no``."""
-    return "yes" if abs(asym_warp) < FD_FLOOR <= abs(asym_plain) else "no"
+    return yes_or_no(abs(asym_warp) < FD_FLOOR <= abs(asym_plain))
 
 
 @rule("FLOW_FLOOR")
-def sign_flip_breaks(flip_wrong: float, flip_right: float) -> str:
+def sign_flip_breaks(flip_wrong: float, flip_right: float) -> Finding:
     """``yes`` when, after ``a`` crossed zero, the endpoint with ``sign(a_∞)`` lands on the trained network
     (relative distance ``flip_right < FLOW_FLOOR``) and the one with ``sign(a₀)`` of Theorem 6.1 as written does
     not (``flip_wrong >= FLOW_FLOOR``), else ``no``."""
-    return "yes" if abs(flip_right) < FLOW_FLOOR <= abs(flip_wrong) else "no"
+    return yes_or_no(abs(flip_right) < FLOW_FLOOR <= abs(flip_wrong))
 
 
 @rule("VANISH_MIN_SLOPE")
-def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> str:
+def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Finding:
     """The width-m result in its regime: :func:`gap_vanishes` on the ``"equal δ"`` case of ``vanishing`` (per case,
     the initial norms and the largest per-neuron gaps), followed by ``; not with unequal δ`` when an
     ``"unequal δ"`` case is given and its gap does not vanish."""
     said = gap_vanishes(*vanishing["equal δ"])
-    if "unequal δ" in vanishing and gap_vanishes(*vanishing["unequal δ"]) != "yes":
-        return f"{said}; not with unequal δ"
+    if "unequal δ" in vanishing and gap_vanishes(*vanishing["unequal δ"]).verdict is not Verdict.YES:
+        return said.with_note("; not with unequal δ")
     return said
 
 
@@ -236,7 +237,7 @@ def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, f
     summed regularizer of 3 neurons at finite, unequal initializations (``neuron_gaps``) and in the paper's
     vanishing-initialization regime (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
     ‖w_i(0)‖ and the largest per-neuron gaps; :func:`vanishes_in_the_limit`). The leaky-ReLU and finite-width rows
-    report distances that no threshold set before the data decides (:func:`fibook.verdicts.not_thresholded`)."""
+    report distances that no threshold set before the data decides (:func:`fibook.claims.not_thresholded`)."""
     sc = scale.shape
     worst = max(flow_errors)
     return [
@@ -254,13 +255,13 @@ def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, f
               "treated (non-convex, discontinuous objective; KKT conditions)",
               f"Richardson-extrapolated GD within {max(leaky_errors):.0e} relative (ρ = {rho}) of the explicit "
               "endpoint on the branch of sign(a) read from the trained neuron",
-              not_thresholded("consistent on that branch"), rule=not_thresholded),
+              not_thresholded(Finding(Verdict.CONSISTENT, " on that branch")), rule=not_thresholded),
         Claim("δ < 0 can flip the sign of a; then sign(a₀) is wrong", "assumption of the theorem (a keeps its sign)",
               f"sign(a₀): off by {flip_wrong:.2f}; sign(a_∞): {below(flip_right, FLOW_FLOOR)}",
               sign_flip_breaks(flip_wrong, flip_right), rule=sign_flip_breaks),
         Claim("m > 1, finite unequal init: summed q is only an approximation", "not discussed (the code sums q)",
               f"m = 3: per-neuron gaps {min(neuron_gaps):.0e}–{max(neuron_gaps):.0e}",
-              not_thresholded("our own observation"), rule=not_thresholded),
+              not_thresholded(Finding(Verdict.OWN, " observation")), rule=not_thresholded),
         Claim("m > 1, equal δ, ‖w_i(0)‖ → 0: GF reaches argmin Σ q_i", "the regime of the width-m result",
               "; ".join(f"{case}: gap {max(g):.0e} → {min(g):.0e} as ‖w₀‖ {max(n):g} → {min(n):g}"
                         for case, (n, g) in vanishing.items()),

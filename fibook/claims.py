@@ -1,54 +1,111 @@
 """The book's verdicts as data: every row of a chapter's "claim | paper | ours | agrees?" table is a
 :class:`Claim` record, and every chapter that runs writes its rows to the verdict file of its scale.
 
-A record holds the claim, the paper's number, ours (with the setting it was measured in), the verdict text, the
-rule that decided it (the qualified name of the tested fibook function) with the values of the named thresholds
-it reads, and the ids of the results-store runs it read (none when the chapter computes its numbers itself). The
-verdict text begins with one of the words of :data:`VERDICTS`; :attr:`Claim.verdict` is that word, and it is what
-two scales are compared on (their numbers always differ).
+A verdict rule (a tested function of a Part's ``claims`` module, marked with :func:`rule`) returns a
+:class:`Finding`: a :class:`Verdict` and the reason printed after it. A record holds the claim, the paper's number,
+ours (with the setting it was measured in), the verdict and its text, the rule that decided it (its qualified name)
+with the values of the named thresholds it reads, and the ids of the results-store runs it read (none when the
+chapter computes its numbers itself). Two scales are compared on the verdict (their numbers always differ).
 
 ``data/verdicts/SCALE.json`` (under ``$FIBOOK_VERDICTS`` when set) holds ``{"scale": ..., "chapters": {NAME:
 [record, ...]}}``; a chapter replaces its own rows under a lock, so chapters executed side by side never lose
 each other's rows, and a file is rewritten only when its contents change. ``python -m fibook verdicts --scale X
 [--against book]`` prints a scale's rows, or only the rows whose verdict differs from another scale's.
+
+Serves every chapter's closing table, the introduction's table of all claims, and the appendix page on how the
+verdicts are decided.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import fcntl
-import inspect
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fibook.paths import verdicts_dir
 
-# The words a verdict text begins with, strongest agreement first. "own": a result of fibook's own, which the
-# paper does not state; "n/a": the claim is not the paper's (a control); "consistent": agrees by construction or
-# with numbers inferred from the paper's own figures.
-VERDICTS = ("yes", "qualitatively", "weakly", "partly", "consistent", "no", "not resolved", "not tested", "n/a",
-            "own")
-_WORDS = sorted((v if v != "own" else "our own" for v in VERDICTS), key=len, reverse=True)  # "not ..." before "no"
-_LEAD = re.compile(rf"^({'|'.join(map(re.escape, _WORDS))})(?![\w])")
-TEXT_COMPARED = ("consistent", "n/a", "own")  # classes whose text, not only their class, is compared across scales
 
+class Verdict(enum.Enum):
+    """What a row of a claims table says about the paper's claim, strongest agreement first.
 
-def verdict_class(agrees: str) -> str:
-    """The word of :data:`VERDICTS` that the verdict text ``agrees`` begins with ("our own ..." is ``own``).
-
-    >>> verdict_class("no: selected before it fits the training set")
-    'no'
+    ``CONSISTENT``: agrees by construction, or with numbers inferred from the paper's own figures;
+    ``NOT_APPLICABLE``: the claim is not the paper's (a control); ``OWN``: a result of the book's own, which the
+    paper does not state. The value is the word a verdict file stores; :attr:`phrase` is how a table prints it.
     """
-    m = _LEAD.match(agrees.strip())
-    if m is None:
-        raise ValueError(f"a verdict must begin with one of {', '.join(VERDICTS)} (or 'our own'); got {agrees!r}")
-    word = m.group(1)
-    return "own" if word == "our own" else word
+
+    YES = "yes"
+    QUALITATIVELY = "qualitatively"
+    WEAKLY = "weakly"
+    PARTLY = "partly"
+    CONSISTENT = "consistent"
+    NO = "no"
+    NOT_RESOLVED = "not resolved"
+    NOT_TESTED = "not tested"
+    NOT_APPLICABLE = "n/a"
+    OWN = "own"
+
+    @property
+    def phrase(self) -> str:
+        """The words a table prints for the verdict (``our own`` for :attr:`OWN`, else its value)."""
+        return "our own" if self is Verdict.OWN else self.value
+
+
+TEXT_COMPARED = (Verdict.CONSISTENT, Verdict.NOT_APPLICABLE, Verdict.OWN)  # compared across scales by their text too
+UNTHRESHOLDED = (Verdict.CONSISTENT, Verdict.OWN)  # the verdicts a row may take without a tested threshold
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's decision: the :class:`Verdict` and the reason printed right after its phrase, joining punctuation
+    included (``": selected before it fits the training set"``, ``" (a shift of 2.0 decades)"``; empty for none).
+
+    >>> Finding(Verdict.NO, ": selected before it fits the training set").text
+    'no: selected before it fits the training set'
+    """
+
+    verdict: Verdict
+    reason: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.verdict, Verdict):
+            raise TypeError(f"a finding's verdict is a Verdict ({', '.join(v.name for v in Verdict)}); "
+                            f"got {self.verdict!r}")
+        if self.reason and (self.reason[0].isalnum() or self.reason != self.reason.rstrip()):
+            raise ValueError(f"a reason begins with its joining punctuation or a space and ends without one, so it "
+                             f"reads after {self.verdict.phrase!r}; got {self.reason!r}")
+
+    @property
+    def text(self) -> str:
+        """The verdict as the table prints it: its phrase, then the reason."""
+        return self.verdict.phrase + self.reason
+
+    def __str__(self) -> str:
+        return self.text
+
+    def with_note(self, note: str) -> Finding:
+        """The same verdict with ``note`` (joining punctuation included) after its reason."""
+        return Finding(self.verdict, self.reason + note)
+
+
+def yes_or_no(holds: bool) -> Finding:
+    """``yes`` when the rule's condition ``holds``, else ``no`` (no reason printed)."""
+    return Finding(Verdict.YES if holds else Verdict.NO)
+
+
+def finding_of(text: str, verdict: str) -> Finding:
+    """The finding a verdict file records as ``verdict`` (a :class:`Verdict` value) and ``text``; ValueError unless
+    ``text`` begins with that verdict's phrase as a whole word."""
+    v = Verdict(verdict)
+    rest = text[len(v.phrase):]
+    if not text.startswith(v.phrase) or (rest and rest[0].isalnum()):
+        raise ValueError(f"the text {text!r} does not begin with the verdict {v.phrase!r}")
+    return Finding(v, rest)
 
 
 def rule(*constants: str, fixed: str = "") -> Callable[[Callable], Callable]:
@@ -66,126 +123,74 @@ def rule(*constants: str, fixed: str = "") -> Callable[[Callable], Callable]:
     return mark
 
 
-UNTHRESHOLDED = ("consistent", "own")  # the verdict classes a row may take without a tested threshold
-
-
-@rule()
-def not_thresholded(agrees: str) -> str:
-    """A verdict given without a threshold set before the data: ``agrees`` unchanged when its class is
-    ``consistent`` (agrees by construction, or a number is reported beside the paper's without a test) or ``own``
-    (a result the paper does not state); any other class (``yes``, ``no``, ...) needs a tested rule, so it is a
-    ValueError here."""
-    if verdict_class(agrees) not in UNTHRESHOLDED:
-        raise ValueError(f"the verdict {agrees!r} claims more than a report: decide it with a tested rule")
-    return agrees
-
-
-def _thresholds(fn: Callable) -> dict[str, float]:
+def thresholds_of(fn: Callable) -> dict[str, float]:
+    """The values of the thresholds rule ``fn`` reads (its :func:`rule` mark), by name."""
     module = sys.modules[fn.__module__]
     return {name: getattr(module, name) for name in getattr(fn, "thresholds", ())}
 
 
-def rules_of(module) -> list[Callable]:
-    """The verdict rules a claims ``module`` defines (its functions marked with :func:`rule`), in source order."""
-    found = [f for f in vars(module).values()
-             if callable(f) and hasattr(f, "thresholds") and getattr(f, "__module__", None) == module.__name__]
-    return sorted(found, key=lambda f: f.__code__.co_firstlineno)
-
-
-_ROLE = re.compile(r":(?:func|meth|class|data|attr|mod):`~?(?:[\w.\s]+\.\s*)?(\w+)`")  # a target may wrap
-_PROSE = ((re.compile(r"``([^`]+)``"), lambda m: f"`{m.group(1)}`"), (re.compile(r"\+-"), lambda m: "±"),
-          *((re.compile(rf"\b{word}\b"), lambda m, tex=tex: f"${tex}$")
-            for word, tex in (("sigma_w", r"\sigma_w"), ("lambda", r"\lambda"), ("rho", r"\rho"), ("eta", r"\eta"))))
-
-
-def docstring_markdown(fn: Callable) -> str:
-    """A rule's docstring as MyST prose: a cross-reference (``:func:`~a.b``` and the like) becomes the inline code
-    of its last name, a double-backquoted literal single-backquoted, ``+-`` becomes ±, the names sigma_w,
-    lambda, rho and eta become math, and the lines of a paragraph are joined."""
-    text = _ROLE.sub(r"``\1``", inspect.getdoc(fn) or "")
-    for pattern, replacement in _PROSE:
-        text = pattern.sub(replacement, text)
-    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
-
-
-def helpers_of(module) -> list[Callable]:
-    """The functions of ``module`` that its rules' docstrings refer to (``:func:`name```), and those theirs refer
-    to, that are not rules themselves (the conditions and error bars several rules share), in source order."""
-    rules = rules_of(module)
-    own = {n: f for n, f in vars(module).items()
-           if inspect.isfunction(f) and f.__module__ == module.__name__ and f not in rules}
-    found: dict[str, Callable] = {}
-    reading = rules
-    while reading:
-        named = {m.group(1) for fn in reading for m in _ROLE.finditer(inspect.getdoc(fn) or "")}
-        reading = [own[n] for n in sorted(named) if n in own and n not in found]
-        found.update((f.__name__, f) for f in reading)
-    return sorted(found.values(), key=lambda f: f.__code__.co_firstlineno)
-
-
-def rule_catalogue(module) -> str:
-    """The verdict rules of a claims ``module`` as a MyST page section: per rule (:func:`rules_of`) a heading with
-    its name, its docstring (:func:`docstring_markdown`), the values of the thresholds it reads and, where
-    recorded, when it was fixed and which results existed then; then the shared conditions the rules refer to
-    (:func:`helpers_of`), each with its docstring."""
-    parts = []
-    for fn in rules_of(module):
-        lines = [f"### `{fn.__name__}`", "", docstring_markdown(fn), ""]
-        values = _thresholds(fn)
-        if values:
-            lines.append("Thresholds: " + ", ".join(f"`{k} = {v!r}`" for k, v in values.items()) + ".")
-        if fn.fixed:
-            lines.append(("" if not values else "\n") + f"Fixed: {fn.fixed}.")
-        parts.append("\n".join(lines).rstrip())
-    helpers = helpers_of(module)
-    if helpers:
-        parts.append("### What several rules share\n\n" + "\n\n".join(
-            f"`{fn.__name__}`: {docstring_markdown(fn)}" for fn in helpers))
-    return "\n\n".join(parts) + "\n"
+@rule()
+def not_thresholded(finding: Finding) -> Finding:
+    """A verdict given without a threshold set before the data: ``finding`` unchanged when its verdict is
+    ``consistent`` (agrees by construction, or a number is reported beside the paper's without a test) or ``own``
+    (a result the paper does not state); any other verdict (``yes``, ``no``, ...) needs a tested rule, so it is a
+    ValueError here."""
+    if finding.verdict not in UNTHRESHOLDED:
+        raise ValueError(f"the verdict {finding.text!r} claims more than a report: decide it with a tested rule")
+    return finding
 
 
 @dataclass(frozen=True)
 class Claim:
     """One row of a chapter's comparison with its paper.
 
-    ``ours`` states the setting it was measured in (scale, dataset, model); ``agrees`` is the verdict text,
-    beginning with a word of :data:`VERDICTS`. ``rule`` is the function that decided it (given as the function, it
-    is stored as its qualified name and its thresholds are read from its :func:`rule` mark; given as a name, the
-    ``thresholds`` are given too). ``runs`` are the ids of the results-store runs the row read. ``key`` names the
-    row across scales when the claim's text carries numbers of the scale (default: the claim's text).
+    ``ours`` states the setting it was measured in (scale, dataset, model); ``finding`` is the verdict and its
+    reason (:class:`Finding`). ``rule`` is the function that decided it (given as the function, it is stored as its
+    qualified name and its thresholds are read from its :func:`rule` mark; given as a name, the ``thresholds`` are
+    given too). ``runs`` are the ids of the results-store runs the row read. ``key`` names the row across scales
+    when the claim's text carries numbers of the scale (default: the claim's text).
     """
 
     claim: str
     paper: str
     ours: str
-    agrees: str
+    finding: Finding
     rule: str | Callable = ""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     runs: tuple[str, ...] = ()
     key: str = ""
 
     def __post_init__(self):
-        verdict_class(self.agrees)
+        if not isinstance(self.finding, Finding):
+            raise TypeError(f"claim {self.claim!r}: its verdict is a Finding (a Verdict and a reason), decided by a "
+                            f"rule; got {self.finding!r}")
         if callable(self.rule):
             fn = self.rule
             object.__setattr__(self, "rule", f"{fn.__module__}.{fn.__qualname__}")
-            object.__setattr__(self, "thresholds", {**_thresholds(fn), **self.thresholds})
+            object.__setattr__(self, "thresholds", {**thresholds_of(fn), **self.thresholds})
         object.__setattr__(self, "thresholds", dict(self.thresholds))
         object.__setattr__(self, "runs", tuple(sorted(set(self.runs))))
         if not self.key:
             object.__setattr__(self, "key", self.claim)
 
     @property
-    def verdict(self) -> str:
-        """The verdict's class: the word of :data:`VERDICTS` its text begins with."""
-        return verdict_class(self.agrees)
+    def verdict(self) -> Verdict:
+        """The row's :class:`Verdict`."""
+        return self.finding.verdict
+
+    @property
+    def agrees(self) -> str:
+        """The verdict as the table's "agrees?" column prints it."""
+        return self.finding.text
 
     def record(self, chapter: str, scale: str) -> dict:
-        """The row as the verdict file stores it (every field, its verdict class, its chapter and scale)."""
+        """The row as the verdict file stores it (every field, the verdict's value and text, chapter and scale)."""
         if not self.rule:
             raise ValueError(f"claim {self.claim!r} of chapter {chapter!r} names no rule: every verdict is decided "
                              "by a tested fibook function, given as rule=")
-        return {"chapter": chapter, "scale": scale, "verdict": self.verdict, **asdict(self)}
+        return {"chapter": chapter, "scale": scale, "verdict": self.verdict.value, "claim": self.claim,
+                "paper": self.paper, "ours": self.ours, "agrees": self.agrees, "rule": self.rule,
+                "thresholds": dict(self.thresholds), "runs": list(self.runs), "key": self.key}
 
 
 def verdicts_path(scale: str) -> Path:
@@ -219,8 +224,7 @@ def read_verdicts(source: str | Path) -> dict:
             for r in rows:
                 if r["chapter"] != name:
                     raise ValueError(f"a row of chapter {name!r} says it belongs to {r['chapter']!r}")
-                if r["verdict"] != verdict_class(r["agrees"]):
-                    raise ValueError(f"a row of {name!r} has verdict {r['verdict']!r} for {r['agrees']!r}")
+                finding_of(r["agrees"], r["verdict"])
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"verdict file {path} is not a verdict file ({e}); delete it and rerun the chapters that "
                          "write it") from e
@@ -259,7 +263,7 @@ def changed(ours: Mapping, reference: Mapping, order: Sequence[str] = ()) -> lis
     side reads ``(no such row)``), and one row per chapter that only one file holds (``(chapter not run)``):
     ``{"chapter", "claim", "reference", "ours"}``."""
     def differs(a: Mapping, b: Mapping) -> bool:
-        return a["verdict"] != b["verdict"] or (a["verdict"] in TEXT_COMPARED and a["agrees"] != b["agrees"])
+        return a["verdict"] != b["verdict"] or (Verdict(a["verdict"]) in TEXT_COMPARED and a["agrees"] != b["agrees"])
 
     both = set(ours["chapters"]) & set(reference["chapters"])
     index = {(r["chapter"], r["key"]): r for r in rows(reference) if r["chapter"] in both}
@@ -284,8 +288,9 @@ def changed(ours: Mapping, reference: Mapping, order: Sequence[str] = ()) -> lis
 
 
 def counts(records: Sequence[Mapping]) -> dict[str, int]:
-    """How many rows have each verdict class, in the order of :data:`VERDICTS` (classes with none left out)."""
-    tally = {v: 0 for v in VERDICTS}
+    """How many rows have each verdict, by the verdict's value in the order of :class:`Verdict` (those with none
+    left out)."""
+    tally = {v.value: 0 for v in Verdict}
     for r in records:
         tally[r["verdict"]] += 1
     return {v: n for v, n in tally.items() if n}
@@ -313,6 +318,13 @@ def family_wise_line(records: Sequence[Mapping]) -> str:
     return (f"{len(found)} decided by tests at {level} each, uncorrected: the chance that "
             f"at least one of them reports an effect that is not there is at most {100 * min(1.0, bound):.0f} % "
             "(Bonferroni)")
+
+
+def table_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
+    """The claims as the rows of a chapter's closing table: claim, paper's number, ours (scale, dataset, model),
+    agrees? (the verdict's text)."""
+    return [{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
+             "agrees?": c.agrees} for c in claims]
 
 
 def markdown_table(table: Sequence[Mapping[str, object]]) -> str:
