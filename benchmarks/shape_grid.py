@@ -12,18 +12,18 @@ import numpy as np
 from fibook.notebook import markdown_table
 from fibook.provenance import cpu_model
 from fibook.scales import get_scale
-from fibook.shape import closed_forms as S
+from fibook.shape import sparse_recovery
 
 
 def main(scale_name=None):
     scale = get_scale(scale_name)
     sc = scale.shape
     t0 = time.perf_counter()
-    data = [S.figure71_data(sc, i) for i in range(sc.n_instances)]
+    data = [sparse_recovery.figure71_data(sc, i) for i in range(sc.n_instances)]
     t_data = time.perf_counter() - t0
-    alphas = S.figure71_alphas(sc)
+    alphas = sparse_recovery.figure71_alphas(sc)
     t0 = time.perf_counter()
-    errors = np.stack([S.population_error_grid(dd, alphas, sc.shapes) for dd in data])
+    errors = np.stack([sparse_recovery.population_error_grid(dd, alphas, sc.shapes) for dd in data])
     t_grid = time.perf_counter() - t0
     n = errors.size
     print(f"scale {scale.name}: d = {sc.d}, N = {sc.n_train}, grid {len(sc.shapes)} shapes x {sc.n_alpha} alphas "

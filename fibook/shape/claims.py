@@ -93,7 +93,7 @@ def transition_shift(t_first: float | None, t_last: float | None, err_l1: float,
     ``t_first / SHIFT_FACTOR``, that of the smallest shape, with ``D = log10(t_first / t_last)``; else ``no``
     (Figure 7.1). ``not tested`` when min-ℓ1's error ``err_l1`` is not below min-ℓ2's ``err_l2`` (no transition
     between them) or when a curve does not cross their midpoint on the grid (a transition is None, as
-    :func:`fibook.shape.closed_forms.figure71_transitions` gives it)."""
+    :func:`fibook.shape.sparse_recovery.figure71_transitions` gives it)."""
     why = _no_sparse_regime(err_l1, err_l2)
     if why is not None:
         return why

@@ -23,16 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from fibook.shape.closed_forms import (
-    check_alpha_s,
-    check_problem,
-    diagonal_argmin_Q,
-    diagonal_u0_v0,
-    effective_scale,
-    figure71_gd_points,
-    neuron_a_w0,
-    population_error,
-)
+from fibook.shape.diagonal import diagonal_argmin_Q, diagonal_u0_v0, effective_scale
+from fibook.shape.interpolators import check_alpha_s, check_problem
+from fibook.shape.neuron import neuron_a_w0
+from fibook.shape.sparse_recovery import figure71_gd_points, population_error
 
 
 @dataclass(frozen=True)
@@ -99,7 +93,7 @@ class TwoLayerNet:
 
 def diagonal_init(alpha, s, d, *, tied=False):
     """Symmetric initialization of a :class:`DiagonalNet`: every coordinate of ``u+ = u-`` is ``u0`` and of
-    ``v+ = v-`` is ``v0`` (:func:`fibook.shape.closed_forms.diagonal_u0_v0`), so ``beta(0) = 0``. ``alpha = u0 v0``.
+    ``v+ = v-`` is ``v0`` (:func:`fibook.shape.diagonal.diagonal_u0_v0`), so ``beta(0) = 0``. ``alpha = u0 v0``.
 
     The tied model has ``u = v``, so only ``s = 0`` is allowed; ``u0 = sqrt(alpha)`` (Woodworth's scale squared).
     """
@@ -324,7 +318,7 @@ class PaperGD:
 
 def paper_gd(data, alpha, s, *, max_steps, mse_tol=1e-4, step=1e-3, check_every=1000):
     """The paper's protocol for Figure 7.1 at one ``(alpha, s)`` on ``data`` (a
-    :class:`fibook.shape.closed_forms.SparseRegression`): full-batch gradient descent on the untied
+    :class:`fibook.shape.sparse_recovery.SparseRegression`): full-batch gradient descent on the untied
     :class:`DiagonalNet` from :func:`diagonal_init`, gradient ``X^T (X beta - y) / N`` with step ``step`` (i.e.
     ``lr = step / N`` on ``1/2 ||X beta - y||^2``), stopped (checked every ``check_every`` steps) once the training
     MSE ``||X beta - y||^2 / N < mse_tol`` or after ``max_steps``; compared with Theorem 4.1's limit
@@ -340,7 +334,7 @@ def paper_gd(data, alpha, s, *, max_steps, mse_tol=1e-4, step=1e-3, check_every=
 
 
 def figure71_gd_checks(sc, data):
-    """:func:`paper_gd` at every grid point of :func:`fibook.shape.closed_forms.figure71_gd_points` (the smallest
+    """:func:`paper_gd` at every grid point of :func:`fibook.shape.sparse_recovery.figure71_gd_points` (the smallest
     and the largest shape of the ShapeScale ``sc``, each over the window of ``kappa`` around the smallest shape's
     transition), with ``sc.gd_max_steps`` as the step cap: a list of :class:`PaperGD`."""
     return [paper_gd(data, alpha, s, max_steps=sc.gd_max_steps) for alpha, s in figure71_gd_points(sc)]
