@@ -1,6 +1,6 @@
-"""Synthetic Part I records with known answers, for the analysis and verdict tests; independent reference
-computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles from
-scipy); random data of a dataset's shape for the trainer's tests; and Part II's small random regression
+"""Synthetic Part I records with known answers, for the tests of arms, noise, clocks and verdicts; independent
+reference computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles
+from scipy); random data of a dataset's shape for the trainer's tests; and Part II's small random regression
 problems."""
 
 import itertools

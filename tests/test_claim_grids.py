@@ -9,8 +9,11 @@ import pytest
 from synthetic import grid_records
 
 from fibook.claims import Finding, Verdict
-from fibook.forgetting import analysis, claims
-from fibook.forgetting.analysis import Finished, NoiseFloor
+from fibook.forgetting import claims
+from fibook.forgetting.arms import arms
+from fibook.forgetting.collapse import clock_point
+from fibook.forgetting.loading import Finished
+from fibook.forgetting.noise import NoiseFloor
 from fibook.reproduce import NAN
 
 SHAPES = {"2 σ_w, 1 seed, 2 epochs": ((0.1, 2.5), (0,), 2),
@@ -33,7 +36,7 @@ def make(shape, spread, show=("optimizer", "lr", "weight_decay"), longer=1, dive
     """An arm of ``shape`` (its epochs times ``longer``), its largest sigma_w diverged with ``diverged``."""
     sigmas, seeds, epochs = SHAPES[shape]
     records = grid_records(spread, sigmas, seeds, epochs * longer, **kw)
-    (a,) = analysis.arms(diverge_largest(records) if diverged else records, show=show)
+    (a,) = arms(diverge_largest(records) if diverged else records, show=show)
     return a
 
 
@@ -62,8 +65,8 @@ def rows_of_every_chapter(shape, noise, tau, diverged=False):
     deep = [a(2.0, show=("arch",), arch=arch) for arch in ("resnet9", "resnet20")]
     out["depth"] = claims.depth_claims(finished(*deep), "smoke")
     clocked = opt + long_clock + [a(6.0, optimizer="adam", lr=2e-3)]
-    points = [analysis.clock_point("x", p, noise) for p in clocked]
-    raw_points = [analysis.clock_point("x", p, noise, momentum="raw") for p in clocked]
+    points = [clock_point("x", p, noise) for p in clocked]
+    raw_points = [clock_point("x", p, noise, momentum="raw") for p in clocked]
     rungs = [a(s, optimizer="adam", lr=lr, longer=k) for s, lr, k in ((4.0, 1e-2, 1), (4.5, 5e-3, 2), (6.0, 2.5e-3, 4))]
     pair = [a(8.0, batch_size=64), a(7.5, batch_size=128, longer=4)]
     out["clocks"] = claims.clock_claims(points, noise, "smoke", raw_points=raw_points) + claims.ladder_claims(

@@ -19,8 +19,11 @@ from synthetic import enumerated_bootstrap, rec, t95, t975
 
 from fibook import stats
 from fibook.claims import Finding, Verdict
-from fibook.forgetting import analysis, claims
-from fibook.forgetting.analysis import Difference, Finished, NoiseFloor
+from fibook.forgetting import claims
+from fibook.forgetting.arms import arms, seed_std_pp
+from fibook.forgetting.collapse import ClockPoint, clock_point, equal_clock_pairs, longest_clock_arms
+from fibook.forgetting.loading import Finished
+from fibook.forgetting.noise import Difference, NoiseFloor, spread_difference, spread_estimate
 
 EPS = 1e-6  # a nudge in pp well above rounding and well below any printed digit
 SEEDS = (0, 1, 2)
@@ -51,7 +54,7 @@ def arm(spread_pp, optimizer="sgd", lr=0.01, wd=0.0, radial=1.0, final_spread_pp
         for s, a, fa in zip(sigmas, accs, finals, strict=True):
             records.append(rec(s, seed, a, tau, 10.0 * s**radial, optimizer=optimizer, lr=lr, wd=wd, final_acc=fa,
                                collapse_to=0.5 if collapse else None, **config))
-    (a,) = analysis.arms(records, show=("lr", "weight_decay"))
+    (a,) = arms(records, show=("lr", "weight_decay"))
     return a
 
 
@@ -73,7 +76,7 @@ def finished(*arms, total_arms=None):
 def test_the_hand_computed_error_bars_are_the_closed_forms():
     assert SE3 == pytest.approx(DELTA * math.sqrt(2) / 3)  # (1/n)(1/n) sum dev^2 = 2 delta^2 / 9
     assert SE2 == pytest.approx(DELTA / math.sqrt(2))
-    d = analysis.spread_difference(scattered(4.0, "adam"), flat(10.0), NOISE, weight=0.5)
+    d = spread_difference(scattered(4.0, "adam"), flat(10.0), NOISE, weight=0.5)
     assert d.paired and d.df == 2 and d.value == pytest.approx(-1.0) and d.se == pytest.approx(SE3)
 
 
@@ -158,7 +161,7 @@ def radial_arm(r, optimizer="adam", lr=1e-3, sigmas=LOG_SIGMAS, wobble=WOBBLE):
     norms = np.exp(r * sigmas + wobble)
     records = [rec(float(np.exp(x)), 0, 0.9, 1, float(n), optimizer=optimizer, lr=lr)
                for x, n in zip(sigmas, norms, strict=True)]
-    (a,) = analysis.arms(records)
+    (a,) = arms(records)
     return a
 
 
@@ -414,14 +417,14 @@ def noise_arm(m, seeds=SEEDS, delta=DELTA, shift=SEED_SHIFT, tau=1):
     k = SCATTER[len(seeds)]
     records = [rec(s, seed, acc / 100, tau, 10.0 * s) for seed, u, p in zip(seeds, k, k, strict=True)
                for s, acc in ((1.0, 90.0 + shift * u), (2.0, 90.0 + shift * u - (m + delta * p)))]
-    (a,) = analysis.arms(records)
+    (a,) = arms(records)
     return a
 
 
 def test_far_above_seed_noise_means_the_spread_above_three_times_the_largest_seed_std_beyond_noise():
     largest = max(np.std([-SEED_SHIFT, 0.0, SEED_SHIFT], ddof=1),
                   np.std([-(SEED_SHIFT - DELTA), 0.0, SEED_SHIFT - DELTA], ddof=1))
-    assert largest == pytest.approx(SEED_SHIFT) and analysis.seed_std_pp(noise_arm(5.0))[1.0] == pytest.approx(1.0)
+    assert largest == pytest.approx(SEED_SHIFT) and seed_std_pp(noise_arm(5.0))[1.0] == pytest.approx(1.0)
     threshold = 3 * largest
     assert claims.above_seed_noise(noise_arm(threshold + H3 + EPS)).verdict is Verdict.YES
     assert claims.above_seed_noise(noise_arm(threshold + H3 - EPS)).text.startswith(
@@ -462,7 +465,7 @@ def test_equal_clock_arms_collapse_when_their_difference_lies_within_the_margin_
 
 def test_a_difference_within_the_margin_is_equal_even_when_it_also_differs_from_zero():
     tight = scattered(6.5, delta=0.1)
-    assert stats.differs(analysis.spread_difference(tight, flat(5.0), NOISE))
+    assert stats.differs(spread_difference(tight, flat(5.0), NOISE))
     assert claims.collapses(tight, flat(5.0), NOISE).text == "yes: equal within ±2 pp"
 
 
@@ -658,14 +661,14 @@ def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
     # is 6.8 pp above it, but on 1 degree of freedom the interval is 12.7 bootstrap SEs (0.71) wide each way
     records = [rec(s, seed, acc, 1, 10.0 * s) for seed, accs in ((0, (0.90, 0.80)), (1, (0.92, 0.80)))
                for s, acc in zip((1.0, 2.0), accs, strict=True)]
-    (two_seeds,) = analysis.arms(records)
+    (two_seeds,) = arms(records)
     assert 11 - 3 * math.sqrt(2) < t975(1) * enumerated_bootstrap([10.0, 12.0])
     assert sgd_rows(arm(8.0), noise=finished(two_seeds))[SEEDS_ROW].verdict is Verdict.NOT_RESOLVED
 
 
 def depth_arm(arch, interpolated_last):
     records = [rec(s, 0, 0.9, 1 if (s < 2 or interpolated_last) else None, 10.0 * s, arch=arch) for s in (1.0, 2.0)]
-    (a,) = analysis.arms(records, show=("arch",))
+    (a,) = arms(records, show=("arch",))
     return a
 
 
@@ -678,7 +681,7 @@ def test_deep_nets_fail_when_none_interpolates_at_the_largest_sigma():
         r = failing.records[-1]  # sigma_w = 2: train accuracy 0.9 at epoch 2, then + rise at epoch 3
         history = dict(r.history, train_acc=r.history["train_acc"][:3] + [0.9 + rise / 100])
         records = failing.records[:-1] + [dataclasses.replace(r, history=history)]
-        (a,) = analysis.arms(records, show=("arch",))
+        (a,) = arms(records, show=("arch",))
         assert claims.late_rise_pp(a) == pytest.approx(rise)
         assert claims.deep_nets_fail([a]).text.startswith(verdict)
     (row,) = claims.depth_claims(finished(failing, shallow), "smoke")  # listed from the shallowest
@@ -694,8 +697,8 @@ def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, ta
     """A ClockPoint of a one-seed arm of ``spread`` pp on T_adapt, read at ``value`` (the whole run:
     ``run_value``)."""
     a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau)
-    return analysis.ClockPoint(experiment, a, "T_adapt", value, value, value,
-                               value if run_value is None else run_value, analysis.spread_estimate(a, NOISE))
+    return ClockPoint(experiment, a, "T_adapt", value, value, value,
+                      value if run_value is None else run_value, spread_estimate(a, NOISE))
 
 
 def test_the_clock_trend_counts_only_arms_whose_selected_predictors_interpolate():
@@ -717,15 +720,15 @@ def timed(a, factor):
                                                                                   "T_SGD": factor * r.summary.clocks[
                                                                                       "T_SGD"]}))
                for r in a.records]
-    (b,) = analysis.arms(records, show=("lr", "weight_decay"))
+    (b,) = arms(records, show=("lr", "weight_decay"))
     return b
 
 
 def test_the_t_sgd_trend_counts_momentum_sgd_at_its_effective_step_and_shows_the_raw_reading_beside_it():
     # T_SGD at the selected checkpoints: c, 4c for the SGD arms; c raw and 100 c effective for momentum SGD
-    arms = [arm(9.0, lr=0.01), timed(arm(5.0, lr=0.02), 4.0), arm(1.0, "msgd", lr=0.01)]
-    effective = [analysis.clock_point("x", a, NOISE) for a in arms]
-    raw = [analysis.clock_point("x", a, NOISE, momentum="raw") for a in arms]
+    arm_list = [arm(9.0, lr=0.01), timed(arm(5.0, lr=0.02), 4.0), arm(1.0, "msgd", lr=0.01)]
+    effective = [clock_point("x", a, NOISE) for a in arm_list]
+    raw = [clock_point("x", a, NOISE, momentum="raw") for a in arm_list]
     rows = {r.claim: r for r in claims.clock_claims(effective, NOISE, "smoke", raw_points=raw)}
     counted = rows["a larger T_SGD leaves a smaller spread"]
     assert counted.ours.startswith("3 arms (none left out); ρ = -1.00")  # momentum SGD's clock is the largest
@@ -744,12 +747,12 @@ def test_equal_clock_pairs_collapse_when_their_spreads_lie_within_the_margin():
     unresolved = [same[0], point(5.0 - equal_d - EPS, 1.5, run_value=2.0, lr=5e-4, epochs=6)]
     apart = [same[0], point(5.0 - H1 - EPS, 1.5, run_value=2.0, lr=5e-4, epochs=6)]
     other = [same[0], point(1.0, 1.0, run_value=2.0 * (1 + 1e-6), lr=5e-4, epochs=6)]
-    assert len(analysis.equal_clock_pairs(same)) == 1 and analysis.equal_clock_pairs(other) == []
+    assert len(equal_clock_pairs(same)) == 1 and equal_clock_pairs(other) == []
     decay = [point(5.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01),  # the same sum of eta, another decay
              point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.03)]
-    assert analysis.equal_clock_pairs(decay) == []
-    assert len(analysis.equal_clock_pairs([decay[0], point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01,
-                                                          lr=5e-4, epochs=6)])) == 1
+    assert equal_clock_pairs(decay) == []
+    assert len(equal_clock_pairs([decay[0], point(4.0, 1.0, run_value=2.0, optimizer="adamw", wd=0.01,
+                                                 lr=5e-4, epochs=6)])) == 1
     for pts, verdict in ((same, "yes: equal within ±2 pp"), (unresolved, "not resolved"), (apart, "no")):
         (row,) = [r for r in claims.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("equal")]
         assert row.agrees.startswith(verdict)
@@ -761,9 +764,9 @@ def test_equal_clock_pairs_collapse_when_their_spreads_lie_within_the_margin():
 def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolates():
     pts = [point(5.0, 1.0, run_value=2.0, lr=1e-3), point(3.0, 2.0, run_value=4.0, lr=2e-3),
            point(1.0, 3.0, run_value=8.0, lr=4e-3, tau=None), point(2.0, 1.0, run_value=9.0, optimizer="muon")]
-    longest = analysis.longest_clock_arms(pts)
+    longest = longest_clock_arms(pts)
     assert [(a.config.optimizer, a.config.lr) for a in longest] == [("adam", 2e-3), ("muon", 1e-3)]
-    assert analysis.longest_clock_arms(pts, mechanisms=("AdamW",)) == []
+    assert longest_clock_arms(pts, mechanisms=("AdamW",)) == []
 
 
 def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
@@ -777,8 +780,8 @@ def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
 def test_an_equal_clock_pair_is_named_by_its_factors_whichever_arm_comes_first():
     from synthetic import grid_records
 
-    (fast,) = analysis.arms(grid_records(5.0, (0.1, 2.5), (0,), 40, optimizer="adam", lr=0.01))
-    (slow,) = analysis.arms(grid_records(5.0, (0.1, 2.5), (0,), 80, optimizer="adam", lr=0.005))
+    (fast,) = arms(grid_records(5.0, (0.1, 2.5), (0,), 40, optimizer="adam", lr=0.01))
+    (slow,) = arms(grid_records(5.0, (0.1, 2.5), (0,), 80, optimizer="adam", lr=0.005))
     assert claims.pair_change(fast, slow) == claims.pair_change(slow, fast) == "lr ×0.5, epochs ×2"
     assert claims.pair_change(fast, fast) == "same settings"
 

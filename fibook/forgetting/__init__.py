@@ -2,6 +2,8 @@
 
 ``models`` (ResNet-9 and CIFAR ResNets, sigma_w init), ``optimizers`` (the optimizer registry), ``fused``
 (populations trained as one network), ``train`` (one run and its history), ``metrics`` (spread, interpolation,
-repair gap, clocks), ``experiments`` (the named grids), ``analysis`` (arms from the results files), ``plots``
-and ``claims`` (the chapters' verdicts).
+repair gap, clocks), ``experiments`` (the named grids), ``checkpoints`` (the checkpoint a selection rule reads, a
+run's stability), ``clocks`` (the clock a run's mechanism runs on), ``arms`` (runs grouped into seed-averaged arms),
+``loading`` (arms from the results files), ``noise`` (the noise floor and the error bars of spreads), ``collapse``
+(every arm on its mechanism's clock), ``plots`` and ``claims`` (the chapters' verdicts).
 """

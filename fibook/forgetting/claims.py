@@ -6,7 +6,7 @@ tested just above and just below each threshold. ``paper`` says what the paper r
 ``ours`` the number measured here with the setting it was measured in.
 
 Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged arms of
-:mod:`fibook.forgetting.analysis`. Three rules apply to every spread verdict before its threshold:
+:mod:`fibook.forgetting.arms`. Three rules apply to every spread verdict before its threshold:
 
 * ``SELECTION = "late"``: the optimizers, time/LR/L2/batch and clocks chapters read every run at its lowest
   validation loss over the run's second half (the selected predictor must fit the training set, and a
@@ -16,14 +16,14 @@ Part I (forgetting initialization, Das et al. 2026), read on the seed-averaged a
   verdict needs every sigma_w's selected predictor to interpolate (:func:`condition`); an arm that does not is
   shown and its row says "not tested".
 * ``CONFIDENCE = 0.95`` (:mod:`fibook.stats`): a spread is Das et al.'s spread of seed-means; a difference or
-  a contrast of spreads (:func:`fibook.forgetting.analysis.spread_difference`: bootstrapped over shared seeds and
+  a contrast of spreads (:func:`fibook.forgetting.noise.spread_difference`: bootstrapped over shared seeds and
   paired, else from each arm's own error bar) counts only when its two-sided 95 % Student-t interval, on the
   degrees of freedom that exist, excludes zero (:func:`fibook.stats.differs`). A difference with no error bar
   cannot be judged: its row says "not tested" (:func:`unjudged`). "Equal" and "erased" need the equivalence test
   (:func:`fibook.stats.equivalent`, two one-sided tests at 5 %) against ``EQUIVALENCE_PP``; a verdict neither
   test decides is "not resolved".
 * An unstable arm (a run that fit the training set and later fell below 90 % train accuracy, or diverged:
-  :class:`fibook.forgetting.analysis.Stability`) is marked so in every label, borrows its error bar only from
+  :class:`fibook.forgetting.checkpoints.Stability`) is marked so in every label, borrows its error bar only from
   unstable arms, and every verdict it enters says so (:func:`noted`).
 
 When each rule was fixed, and which results existed then, is in :data:`FIXED` (the git history is the record):
@@ -77,25 +77,13 @@ import numpy as np
 
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, rule, yes_or_no
-from fibook.forgetting.analysis import (
-    Arm,
-    ClockPoint,
-    Difference,
-    Finished,
-    NoiseFloor,
-    arm_of,
-    config_part,
-    effective_lr,
-    equal_clock_pairs,
-    heavy_ball_momentum,
-    seed_std_pp,
-    setting,
-    sgd_with_l2,
-    spread_difference,
-    spread_estimate,
-)
+from fibook.forgetting.arms import Arm, arm_of, config_part, seed_std_pp, setting
+from fibook.forgetting.clocks import effective_lr, heavy_ball_momentum, sgd_with_l2
+from fibook.forgetting.collapse import ClockPoint, equal_clock_pairs
 from fibook.forgetting.experiments import ADAM_LR, ADAMW_WEIGHT_DECAY, GRIDS, MUON_LR
+from fibook.forgetting.loading import Finished
 from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
+from fibook.forgetting.noise import Difference, NoiseFloor, spread_difference, spread_estimate
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.notebook import below
 from fibook.stats import CONFIDENCE  # noqa: F401  (a threshold the rules name, recorded in their claims)
@@ -198,7 +186,7 @@ def contrast_verdict(c: Difference, yes: Finding, no: Finding, what: str) -> Fin
 @rule("ERASES_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def erases(arm: Arm, sgd: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` on both arms and an error bar (:func:`unjudged`); then on the contrast c = spread(arm) -
-    ``ERASES_FRACTION`` x spread(SGD) (:func:`~fibook.forgetting.analysis.spread_difference`): ``qualitatively``
+    ``ERASES_FRACTION`` x spread(SGD) (:func:`~fibook.forgetting.noise.spread_difference`): ``qualitatively``
     when c < 0 beyond noise, ``no`` when c > 0 beyond noise, else ``not resolved``."""
     c = spread_difference(arm, sgd, noise, weight=ERASES_FRACTION)
     unmet = condition(arm, sgd) or unjudged(c)
@@ -607,7 +595,7 @@ def radial_text(arm: Arm) -> str:
 @rule("LARGE_SPREAD_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def large_spread(arm: Arm, noise: NoiseFloor | None) -> Finding:
     """:func:`condition` and an error bar; then ``qualitatively`` when the spread (:func:`~fibook.forgetting.
-    analysis.spread_estimate`) exceeds ``LARGE_SPREAD_PP`` beyond noise (at most qualitatively: the paper's
+    noise.spread_estimate`) exceeds ``LARGE_SPREAD_PP`` beyond noise (at most qualitatively: the paper's
     26.5 pp is CIFAR-10 over 300 epochs), ``no`` when it lies below it beyond noise, else ``not resolved``."""
     e = spread_estimate(arm, noise) - LARGE_SPREAD_PP
     unmet = condition(arm) or unjudged(e)
@@ -855,7 +843,7 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
                  raw_points: Sequence[ClockPoint] = ()) -> list[Claim]:
     """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
     (:func:`trend_claim`), and for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
-    before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.analysis.equal_clock_pairs`) outside the
+    before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the
     experiments of :data:`FIXED_CLOCK`, whether their spreads agree (:func:`collapses`, after
     :func:`condition`)."""
     rows = []

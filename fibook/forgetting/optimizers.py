@@ -200,7 +200,7 @@ class OptimizerSpec:
     """One optimizer of Part I: ``label`` for figures and tables; ``clock``, the forgetting clock of Das et al.
     (2026) that its own mechanism runs on (T_SGD = sum eta^2 / b for SGD-type steps, T_adapt = sum eta for
     adaptive ones, AdamW included, whose decoupled decay also advances T_L2 = lambda sum eta; SGD with coupled
-    L2 is read on T_L2 instead, :func:`fibook.forgetting.analysis.clock_key`); ``build(model, lr,
+    L2 is read on T_L2 instead, :func:`fibook.forgetting.clocks.clock_key`); ``build(model, lr,
     weight_decay, **options)``; ``defaults``, every option it takes with its default; ``needs_population``:
     its update is not element-wise, so a fused population (:mod:`fibook.forgetting.fused`) must be split per model."""
 

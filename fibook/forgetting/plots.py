@@ -1,4 +1,4 @@
-"""Figures shared by the Part I chapters; each draws on a given matplotlib axis from :mod:`fibook.forgetting.analysis`
+"""Figures shared by the Part I chapters; each draws on a given matplotlib axis from :mod:`fibook.forgetting.arms`
 arms, so a chapter composes them and nothing is plotted twice in two ways.
 
 Figures are drawn for the book's column (:mod:`fibook.style`, constrained layout on). A legend never sits on the
@@ -13,16 +13,10 @@ from collections import Counter
 import matplotlib.pyplot as plt
 import numpy as np
 
-from fibook.forgetting.analysis import (
-    Arm,
-    ClockPoint,
-    NoiseFloor,
-    direction_kept,
-    mechanism,
-    norm_ratio_curves,
-    spread_estimate,
-)
+from fibook.forgetting.arms import Arm, direction_kept, norm_ratio_curves
+from fibook.forgetting.collapse import ClockPoint, mechanism
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
+from fibook.forgetting.noise import NoiseFloor, spread_estimate
 from fibook.forgetting.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
@@ -125,7 +119,7 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str
 
 def direction_vs_sigma(arm_list: list[Arm], ax, legend: str | None = "below", ncol: int = 1) -> None:
     """cos(W_t, W_0) at the selected checkpoints against sigma_w (log axis), from
-    :func:`fibook.forgetting.analysis.direction_kept`: the marker and colour of the arm's mechanism, as in
+    :func:`fibook.forgetting.arms.direction_kept`: the marker and colour of the arm's mechanism, as in
     :func:`spread_vs_direction`, and a line style of its own among the arms of that mechanism; the legend gives how
     many seeds record it."""
     per_mechanism: Counter = Counter()
@@ -166,7 +160,7 @@ def mechanism_points(ax, points: list[ClockPoint], x: list[float], filled: list[
 
 def spread_vs_direction(points: list[ClockPoint], ax, legend: str | None = "below") -> None:
     """Spread (+- its standard error) against cos(W_t, W_0) at the largest sigma_w of the grid
-    (:func:`fibook.forgetting.analysis.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
+    (:func:`fibook.forgetting.arms.direction_kept`), one marker per mechanism as in :func:`collapse_panel`,
     hollow where the selected predictor does not interpolate; points without that cosine are skipped."""
     shown = [p for p in points if max(p.arm.sigmas) in direction_kept(p.arm)]
     mechanism_points(ax, shown, [direction_kept(p.arm)[max(p.arm.sigmas)][0] for p in shown],
@@ -232,7 +226,7 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
                    anchors: bool = True, legend: str | None = "below") -> None:
     """Spread (+- its standard error) against ``clock`` read at the selected checkpoints, one marker per mechanism
     (:data:`MECHANISM_MARKERS`; horizontal bars: the clock's range over the arm's runs), hollow where the arm is
-    left out of the trend (:attr:`~fibook.forgetting.analysis.ClockPoint.left_out`); the least-squares
+    left out of the trend (:attr:`~fibook.forgetting.collapse.ClockPoint.left_out`); the least-squares
     non-increasing fit of the included arms' spreads on log clock (:func:`fibook.forgetting.metrics.decreasing_fit`),
     the noise floor as a band and the paper's anchors (:data:`PAPER_ANCHORS`) as stars."""
     pts = [p for p in points if p.clock == clock]
