@@ -28,23 +28,25 @@ test: setup data browser lint
 	  $(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env --ignore=tests/test_portability.py tests chapters; \
 	  main=$$?; wait $$second; \
 	  echo "== portability check (tests/test_portability.py)"; cat .portability.log; \
-	  echo "== make reproduce SCALE=smoke, from scratch"; cat .reproduce.log; \
+	  echo "== make reproduce PRESET=smoke, from scratch"; cat .reproduce.log; \
 	  portability=$$(cat .portability.rc); reproduce=$$(cat .reproduce.rc); \
 	  rm -f .portability.log .portability.rc .reproduce.log .reproduce.rc; \
 	  test $$main = 0 && test $$portability = 0 && test $$reproduce = 0
 
-# Rerun the whole book at one scale: the plan and its cost on DEVICE, every missing run, every chapter into
-# _build/reproduce/SCALE (the stored outputs are not touched), its HTML book, and the verdicts that changed.
+# Rerun the whole book at one size preset: the plan and its cost on DEVICE, every missing run, every chapter into
+# _build/reproduce/PRESET (the stored outputs are not touched), its HTML book, and the verdicts that changed.
+# SCALE= is the former name of PRESET= and still works.
+PRESET ?= $(SCALE)
 DEVICE ?= auto
 WORKERS ?= 1
 reproduce: setup data
-	@test -n "$(SCALE)" || { echo "usage: make reproduce SCALE=smoke|book|gpu|paper [DEVICE=auto|cpu|cuda] [WORKERS=1]"; exit 2; }
-	$(PY) -m fibook reproduce --scale $(SCALE) --device $(DEVICE) --workers $(WORKERS)
+	@test -n "$(PRESET)" || { echo "usage: make reproduce PRESET=smoke|book|gpu|paper [DEVICE=auto|cpu|cuda] [WORKERS=1]"; exit 2; }
+	$(PY) -m fibook reproduce --preset $(PRESET) --device $(DEVICE) --workers $(WORKERS)
 
 # The smoke reproduction of `make test`: from scratch, in a temporary results store, verdict folder and tree.
 reproduce-smoke: setup data
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	  FIBOOK_RESULTS=$$tmp/results FIBOOK_VERDICTS=$$tmp/verdicts $(PY) -m fibook reproduce --scale smoke \
+	  FIBOOK_RESULTS=$$tmp/results FIBOOK_VERDICTS=$$tmp/verdicts $(PY) -m fibook reproduce --preset smoke \
 	    --device cpu --tree $$tmp/tree --against data/verdicts/book.json
 
 setup: $(STAMP)

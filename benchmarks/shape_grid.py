@@ -10,13 +10,13 @@ import time
 import numpy as np
 
 from fibook.notebook import markdown_table
+from fibook.presets import get_preset
 from fibook.provenance import cpu_model
-from fibook.scales import get_scale
 from fibook.shape import sparse_recovery
 
 
 def main(scale_name=None):
-    scale = get_scale(scale_name)
+    scale = get_preset(scale_name)
     sc = scale.shape
     t0 = time.perf_counter()
     data = [sparse_recovery.figure71_data(sc, i) for i in range(sc.n_instances)]

@@ -1,13 +1,13 @@
 """Command line: ``python -m fibook COMMAND``.
 
 ``data``    check that the datasets are present and intact (``--download`` fetches what is missing).
-``scales``  print the table of named scales.
+``presets``  print the table of named presets.
 ``sweep``   run what is missing of a Part I experiment (resumable; parallel with --workers or --cluster).
 ``status``  done / diverged / failed / remaining runs of an experiment, and the estimated time left.
 ``repair``  set bad lines of an experiment's results file aside (its broken tail, or the line ``--line N``).
-``verdicts``  print the verdicts the chapters recorded at a scale (``--against book``: only those that differ).
-``reproduce``  rerun the whole book at a scale: the plan and its cost, the missing runs, every chapter into its own
-            tree and its own HTML book, then the verdicts that changed (``make reproduce SCALE=...``).
+``verdicts``  print the verdicts the chapters recorded at a preset (``--against book``: only those that differ).
+``reproduce``  rerun the whole book at a preset: the plan and its cost, the missing runs, every chapter into its own
+            tree and its own HTML book, then the verdicts that changed (``make reproduce PRESET=...``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fibook import claims, reproduce, scales
+from fibook import claims, presets, reproduce
 from fibook.forgetting import data
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.forgetting.results import ResultsError, load, rejected_path, repair, results_path
@@ -44,8 +44,8 @@ def cmd_data(args) -> int:
     return 0
 
 
-def cmd_scales(args) -> int:
-    for row in scales.scale_table():
+def cmd_presets(args) -> int:
+    for row in presets.preset_table():
         print("  ".join(f"{k}={v}" for k, v in row.items()))
     return 0
 
@@ -71,14 +71,14 @@ def cmd_sweep(args) -> int:
     if args.cluster is not None:
         quiet_distributed()  # for good: a closed client may still log its lost scheduler as it winds down
     try:
-        counts = run_sweep(args.name, args.scale, device=args.device, cluster=args.cluster, fuse=args.fuse,
+        counts = run_sweep(args.name, args.preset, device=args.device, cluster=args.cluster, fuse=args.fuse,
                            progress=not args.quiet, **given)
     except SweepInterrupted as e:
         print(e, file=sys.stderr)
         return 130
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     if counts["failed"]:
-        first = load(args.name, args.scale, status="failed")[0]
+        first = load(args.name, args.preset, status="failed")[0]
         last_line = [line for line in first.error.splitlines() if line.strip()][-1]
         c = first.config
         print(f"{counts['failed']} run(s) failed; the first ({c.optimizer}, lr {c.lr:g}, sigma_w "
@@ -89,16 +89,16 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_status(args) -> int:
-    s = status(args.name, args.scale, workers=args.workers, fuse=args.fuse, device=args.device)
+    s = status(args.name, args.preset, workers=args.workers, fuse=args.fuse, device=args.device)
     eta = "unknown (no finished run yet)" if s["eta_seconds"] is None else f"{s['eta_seconds'] / 60:.1f} min"
-    print(f"{s['experiment']} [{s['scale']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
+    print(f"{s['experiment']} [{s['preset']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
           f"failed {s['failed']}, remaining {s['remaining']} (of which {s['reusable']} reusable from other "
           f"experiments); estimated time left at {args.workers} worker(s): {eta}\n{s['path']}")
     return 0
 
 
 def cmd_repair(args) -> int:
-    path = results_path(args.name, args.scale)
+    path = results_path(args.name, args.preset)
     moved = repair(path, args.line)
     print(f"{path}: moved {moved} bad line(s) to {rejected_path(path)}" if moved else f"{path}: nothing to repair")
     return 0
@@ -106,22 +106,22 @@ def cmd_repair(args) -> int:
 
 def cmd_verdicts(args) -> int:
     order = [Path(c).stem for c in reproduce.chapters()]
-    ours = claims.read_verdicts(args.scale)
+    ours = claims.read_verdicts(args.preset)
     if args.against is None:
         table = [{"chapter": r["chapter"], "claim": r["claim"], "paper": r["paper"], "ours": r["ours"],
                   "agrees?": r["agrees"]} for r in claims.rows(ours, order)]
-        print(claims.markdown_table(table) if table else f"no verdicts recorded at scale '{args.scale}'")
+        print(claims.markdown_table(table) if table else f"no verdicts recorded at preset '{args.preset}'")
         return 0
     diff = claims.changed(ours, claims.read_verdicts(args.against), order)
     n = len(claims.rows(ours))
-    print(f"{len(diff)} of {n} verdicts at '{args.scale}' differ from '{args.against}'"
+    print(f"{len(diff)} of {n} verdicts at '{args.preset}' differ from '{args.against}'"
           + (":\n" + claims.markdown_table(diff) if diff else ""))
     return 0
 
 
 def cmd_reproduce(args) -> int:
     try:
-        return reproduce.reproduce(args.scale, device=args.device, workers=args.workers, tree=args.tree,
+        return reproduce.reproduce(args.preset, device=args.device, workers=args.workers, tree=args.tree,
                                    fuse=args.fuse, against=args.against)
     except KeyboardInterrupt as e:  # in a sweep (SweepInterrupted says what it kept) or a chapter
         print(f"{e}\n" if str(e) else "", end="", file=sys.stderr)
@@ -136,15 +136,15 @@ def _experiment(name: str) -> str:
     return name
 
 
-def _scale(name: str) -> str:
+def _preset(name: str) -> str:
     try:
-        return scales.get_scale(name).name
+        return presets.get_preset(name).name
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _scale_or_file(text: str) -> str:
-    return text if text.endswith(".json") else _scale(text)
+def _preset_or_file(text: str) -> str:
+    return text if text.endswith(".json") else _preset(text)
 
 
 def _positive(text: str) -> int:
@@ -174,16 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("data", help="check (or download) the datasets")
     p.add_argument("--root", default=None, help="data folder (default: $FIBOOK_DATA or the checkout's data/)")
     p.add_argument("--download", action="store_true", help="let torchvision download what is missing")
-    p.add_argument("--cifar10", action="store_true", help="also check CIFAR-10 (needed for gpu/paper scales)")
+    p.add_argument("--cifar10", action="store_true", help="also check CIFAR-10 (needed for gpu/paper presets)")
     p.set_defaults(func=cmd_data)
-    p = sub.add_parser("scales", help="print the named scales")
-    p.set_defaults(func=cmd_scales)
+    p = sub.add_parser("presets", aliases=["scales"], help="print the size presets (also: scales, the former name)")
+    p.set_defaults(func=cmd_presets)
 
     def experiment_parser(cmd: str, help_: str, func):
         q = sub.add_parser(cmd, help=help_)
         q.add_argument("name", type=_experiment, metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
-        q.add_argument("--scale", type=_scale, default=None,
-                       help=f"one of: {', '.join(scales.SCALE_NAMES)} (default: $FIBOOK_SCALE or book)")
+        q.add_argument("--preset", "--scale", dest="preset", type=_preset, default=None,
+                       help=f"one of: {', '.join(presets.PRESET_NAMES)} (default: $FIBOOK_PRESET or book; --scale "
+                            "is the former name)")
         q.set_defaults(func=func)
         return q
 
@@ -210,24 +211,29 @@ def main(argv: list[str] | None = None) -> int:
                           cmd_repair)
     q.add_argument("--line", type=_positive, default=None, metavar="N",
                    help="set aside line N, a bad one (default: the broken tail, bad lines no valid one follows)")
-    p = sub.add_parser("verdicts", help="print the verdicts recorded at a scale, or those that differ from another's")
-    p.add_argument("--scale", type=_scale, required=True, help=f"one of: {', '.join(scales.SCALE_NAMES)}")
-    p.add_argument("--against", type=_scale_or_file, default=None, metavar="SCALE",
-                   help="print only the rows whose verdict differs from this scale's (e.g. book) or verdict file's")
+    p = sub.add_parser("verdicts", help="print the verdicts recorded at a preset, or those that differ from another's")
+    p.add_argument("--preset", "--scale", dest="preset", type=_preset, required=True,
+                   help=f"one of: {', '.join(presets.PRESET_NAMES)} (--scale is the former name)")
+    p.add_argument("--against", type=_preset_or_file, default=None, metavar="PRESET",
+                   help="print only the rows whose verdict differs from this preset's (e.g. book) or verdict file's")
     p.set_defaults(func=cmd_verdicts)
-    p = sub.add_parser("reproduce", help="rerun every experiment and chapter at a scale, build its book, diff verdicts")
-    p.add_argument("--scale", type=_scale, required=True, help=f"one of: {', '.join(scales.SCALE_NAMES)}")
+    p = sub.add_parser("reproduce",
+                       help="rerun every experiment and chapter at a preset, build its book, diff verdicts")
+    p.add_argument("--preset", "--scale", dest="preset", type=_preset, required=True,
+                   help=f"one of: {', '.join(presets.PRESET_NAMES)} (--scale is the former name)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     p.add_argument("--workers", type=_positive, default=1,
                    help="sweep workers, and chapters executed at once (default 1)")
     p.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
     p.add_argument("--tree", type=Path, default=None,
-                   help="where the chapters are executed and built (default: _build/reproduce/SCALE)")
-    p.add_argument("--against", type=_scale_or_file, default="book", metavar="SCALE",
-                   help="the scale (or verdict file) whose verdicts it ends by comparing with (default: book)")
+                   help="where the chapters are executed and built (default: _build/reproduce/PRESET)")
+    p.add_argument("--against", type=_preset_or_file, default="book", metavar="PRESET",
+                   help="the preset (or verdict file) whose verdicts it ends by comparing with (default: book)")
     p.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "preset", "") is None:  # the one place the command line reads the environment
+            args.preset = presets.preset_from_environment().name
         return args.func(args)
     except (ValueError, FileNotFoundError, data.DatasetError, ResultsError, SweepError,
             reproduce.ReproduceError) as e:

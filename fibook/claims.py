@@ -1,16 +1,16 @@
 """The book's verdicts as data: every row of a chapter's "claim | paper | ours | agrees?" table is a
-:class:`Claim` record, and every chapter that runs writes its rows to the verdict file of its scale.
+:class:`Claim` record, and every chapter that runs writes its rows to the verdict file of its preset.
 
 A verdict rule (a tested function of a Part's ``claims`` module, marked with :func:`rule`) returns a
 :class:`Finding`: a :class:`Verdict` and the reason printed after it. A record holds the claim, the paper's number,
 ours (with the setting it was measured in), the verdict and its text, the rule that decided it (its qualified name)
 with the values of the named thresholds it reads, and the ids of the results-store runs it read (none when the
-chapter computes its numbers itself). Two scales are compared on the verdict (their numbers always differ).
+chapter computes its numbers itself). Two presets are compared on the verdict (their numbers always differ).
 
-``data/verdicts/SCALE.json`` (under ``$FIBOOK_VERDICTS`` when set) holds ``{"scale": ..., "chapters": {NAME:
+``data/verdicts/PRESET.json`` (under ``$FIBOOK_VERDICTS`` when set) holds ``{"preset": ..., "chapters": {NAME:
 [record, ...]}}``; a chapter replaces its own rows under a lock, so chapters executed side by side never lose
-each other's rows, and a file is rewritten only when its contents change. ``python -m fibook verdicts --scale X
-[--against book]`` prints a scale's rows, or only the rows whose verdict differs from another scale's.
+each other's rows, and a file is rewritten only when its contents change. ``python -m fibook verdicts --preset X
+[--against book]`` prints a preset's rows, or only the rows whose verdict differs from another preset's.
 
 Serves every chapter's closing table, the introduction's table of all claims, and the appendix page on how the
 verdicts are decided.
@@ -56,7 +56,7 @@ class Verdict(enum.Enum):
         return "our own" if self is Verdict.OWN else self.value
 
 
-TEXT_COMPARED = (Verdict.CONSISTENT, Verdict.NOT_APPLICABLE, Verdict.OWN)  # compared across scales by their text too
+TEXT_COMPARED = (Verdict.CONSISTENT, Verdict.NOT_APPLICABLE, Verdict.OWN)  # compared across presets by their text too
 UNTHRESHOLDED = (Verdict.CONSISTENT, Verdict.OWN)  # the verdicts a row may take without a tested threshold
 
 
@@ -144,11 +144,11 @@ def not_thresholded(finding: Finding) -> Finding:
 class Claim:
     """One row of a chapter's comparison with its paper.
 
-    ``ours`` states the setting it was measured in (scale, dataset, model); ``finding`` is the verdict and its
+    ``ours`` states the setting it was measured in (preset, dataset, model); ``finding`` is the verdict and its
     reason (:class:`Finding`). ``rule`` is the function that decided it (given as the function, it is stored as its
     qualified name and its thresholds are read from its :func:`rule` mark; given as a name, the ``thresholds`` are
-    given too). ``runs`` are the ids of the results-store runs the row read. ``key`` names the row across scales
-    when the claim's text carries numbers of the scale (default: the claim's text).
+    given too). ``runs`` are the ids of the results-store runs the row read. ``key`` names the row across presets
+    when the claim's text carries numbers of the preset (default: the claim's text).
     """
 
     claim: str
@@ -183,19 +183,19 @@ class Claim:
         """The verdict as the table's "agrees?" column prints it."""
         return self.finding.text
 
-    def record(self, chapter: str, scale: str) -> dict:
-        """The row as the verdict file stores it (every field, the verdict's value and text, chapter and scale)."""
+    def record(self, chapter: str, preset: str) -> dict:
+        """The row as the verdict file stores it (every field, the verdict's value and text, chapter and preset)."""
         if not self.rule:
             raise ValueError(f"claim {self.claim!r} of chapter {chapter!r} names no rule: every verdict is decided "
                              "by a tested fibook function, given as rule=")
-        return {"chapter": chapter, "scale": scale, "verdict": self.verdict.value, "claim": self.claim,
+        return {"chapter": chapter, "preset": preset, "verdict": self.verdict.value, "claim": self.claim,
                 "paper": self.paper, "ours": self.ours, "agrees": self.agrees, "rule": self.rule,
                 "thresholds": dict(self.thresholds), "runs": list(self.runs), "key": self.key}
 
 
-def verdicts_path(scale: str) -> Path:
-    """``data/verdicts/SCALE.json`` (under ``$FIBOOK_VERDICTS`` when set)."""
-    return verdicts_dir() / f"{scale}.json"
+def verdicts_path(preset: str) -> Path:
+    """``data/verdicts/PRESET.json`` (under ``$FIBOOK_VERDICTS`` when set)."""
+    return verdicts_dir() / f"{preset}.json"
 
 
 @contextlib.contextmanager
@@ -209,16 +209,29 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _former_names(data: dict) -> dict:
+    """``data`` with the former key ``scale`` (of the file and of each row) renamed ``preset``."""
+    if "scale" not in data:
+        return data
+    def rename(d: dict) -> dict:
+        return {("preset" if k == "scale" else k): v for k, v in d.items()}
+
+    out = rename(data)
+    out["chapters"] = {name: [rename(r) for r in rows] for name, rows in data["chapters"].items()}
+    return out
+
+
 def read_verdicts(source: str | Path) -> dict:
-    """The verdict file of scale ``source`` (a scale name, or the path of a verdict file):
-    ``{"scale": ..., "chapters": {NAME: [record, ...]}}``. A missing file says which command writes it."""
+    """The verdict file of preset ``source`` (a preset name, or the path of a verdict file):
+    ``{"preset": ..., "chapters": {NAME: [record, ...]}}``; a file written before the size presets were so called
+    names its preset ``scale`` and reads the same. A missing file says which command writes it."""
     named = str(source).endswith(".json")
     path = Path(source) if named else verdicts_path(str(source))
     if not path.is_file():
         raise FileNotFoundError(f"no verdict file {path}" + ("" if named else
-                                f": chapters write it when they run at that scale (make reproduce SCALE={source})"))
+                                f": chapters write it when they run at that preset (make reproduce PRESET={source})"))
     try:
-        data = json.loads(path.read_text())
+        data = _former_names(json.loads(path.read_text()))
         chapters = data["chapters"]
         for name, rows in chapters.items():
             for r in rows:
@@ -231,15 +244,15 @@ def read_verdicts(source: str | Path) -> dict:
     return data
 
 
-def write_chapter(chapter: str, scale: str, claims: Sequence[Claim], path: Path | None = None) -> Path:
-    """Replace chapter ``chapter``'s rows in the verdict file of ``scale`` by ``claims``; the file is written
+def write_chapter(chapter: str, preset: str, claims: Sequence[Claim], path: Path | None = None) -> Path:
+    """Replace chapter ``chapter``'s rows in the verdict file of ``preset`` by ``claims``; the file is written
     (atomically) only when its contents change. Returns its path."""
-    path = verdicts_path(scale) if path is None else path
-    records = json.loads(json.dumps([c.record(chapter, scale) for c in claims]))  # as read back: lists, not tuples
+    path = verdicts_path(preset) if path is None else path
+    records = json.loads(json.dumps([c.record(chapter, preset) for c in claims]))  # as read back: lists, not tuples
     with _locked(path):
-        data = read_verdicts(path) if path.is_file() else {"scale": scale, "chapters": {}}
-        if data["scale"] != scale:
-            raise ValueError(f"verdict file {path} holds scale {data['scale']!r}, not {scale!r}")
+        data = read_verdicts(path) if path.is_file() else {"preset": preset, "chapters": {}}
+        if data["preset"] != preset:
+            raise ValueError(f"verdict file {path} holds preset {data['preset']!r}, not {preset!r}")
         if data["chapters"].get(chapter) == records:
             return path
         data["chapters"][chapter] = records
@@ -321,9 +334,9 @@ def family_wise_line(records: Sequence[Mapping]) -> str:
 
 
 def table_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:
-    """The claims as the rows of a chapter's closing table: claim, paper's number, ours (scale, dataset, model),
+    """The claims as the rows of a chapter's closing table: claim, paper's number, ours (preset, dataset, model),
     agrees? (the verdict's text)."""
-    return [{"claim": c.claim, "paper's number": c.paper, "ours (scale, dataset, model)": c.ours,
+    return [{"claim": c.claim, "paper's number": c.paper, "ours (preset, dataset, model)": c.ours,
              "agrees?": c.agrees} for c in claims]
 
 

@@ -1,6 +1,6 @@
 """What every chapter notebook shares: a reproducible setup, the claim table, and explorers.
 
-* :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the scale.
+* :func:`setup` pins threads and seeds (stored outputs must reproduce bit for bit) and returns the preset.
 * :func:`show_table` prints rows as a table; :func:`claims_table` prints the table every chapter ends with:
   claim, the paper's number, ours, and whether they agree, and records its rows (:mod:`fibook.claims`).
 * :func:`below` prints a quantity that should vanish as a bound at a stated floor, so that no digit of
@@ -20,14 +20,14 @@ import torch
 
 from fibook import style
 from fibook.claims import Claim, markdown_table, table_rows, write_chapter
-from fibook.scales import Scale, get_scale
+from fibook.presets import Preset, get_preset, preset_from_environment
 
 
-def setup(scale: str | None = None, seed: int = 0) -> Scale:
+def setup(preset: str | Preset | None = None, seed: int = 0) -> Preset:
     """Pin one thread per process, seed ``random``, numpy and torch, set the book's figure style
-    (:mod:`fibook.style`, figures shown through :func:`fibook.style.figure_png`); return the scale.
-
-    ``scale`` None reads ``$FIBOOK_SCALE`` (default ``book``).
+    (:mod:`fibook.style`, figures shown through :func:`fibook.style.figure_png`); return the size preset a chapter
+    runs at: ``preset``, or when None the environment's (:func:`fibook.presets.preset_from_environment`), read here
+    once for the whole chapter.
     """
     torch.set_num_threads(1)
     random.seed(seed)
@@ -35,7 +35,7 @@ def setup(scale: str | None = None, seed: int = 0) -> Scale:
     torch.manual_seed(seed)
     style.apply()
     style.install()
-    return get_scale(scale)
+    return preset_from_environment() if preset is None else get_preset(preset)
 
 
 def below(value: float, floor: float) -> str:
@@ -60,10 +60,10 @@ def show_table(rows: Sequence[Mapping[str, object]]):
     display(Markdown(markdown_table(rows)))
 
 
-def claims_table(claims: Sequence[Claim], *, chapter: str, scale: str):
+def claims_table(claims: Sequence[Claim], *, chapter: str, preset: str):
     """Display the "claim | paper's number | ours | agrees?" table and write its rows as records to the verdict
-    file of ``scale`` under ``chapter`` (:func:`fibook.claims.write_chapter`)."""
-    write_chapter(chapter, get_scale(scale).name, claims)
+    file of ``preset`` under ``chapter`` (:func:`fibook.claims.write_chapter`)."""
+    write_chapter(chapter, get_preset(preset).name, claims)
     show_table(table_rows(claims))
 
 

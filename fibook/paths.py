@@ -26,6 +26,6 @@ def results_dir() -> Path:
 
 
 def verdicts_dir() -> Path:
-    """The folder of verdict files (one per scale): ``$FIBOOK_VERDICTS`` or ``data_dir() / "verdicts"``."""
+    """The folder of verdict files (one per preset): ``$FIBOOK_VERDICTS`` or ``data_dir() / "verdicts"``."""
     env = os.environ.get("FIBOOK_VERDICTS")
     return Path(env).expanduser() if env else data_dir() / "verdicts"

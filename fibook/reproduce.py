@@ -1,17 +1,17 @@
-"""Rerun the whole book at one scale: ``make reproduce SCALE=NAME [DEVICE=...]`` (``python -m fibook reproduce``).
+"""Rerun the whole book at one preset: ``make reproduce PRESET=NAME [DEVICE=...]`` (``python -m fibook reproduce``).
 
 In four steps, each resumable:
 
 1. the plan and its estimated cost on this device (:func:`fibook.forgetting.cost.reproduce_plan`), printed before
    anything is trained;
-2. every experiment's missing runs at that scale (:func:`fibook.forgetting.sweep.run_sweep`: finished runs are kept,
+2. every experiment's missing runs at that preset (:func:`fibook.forgetting.sweep.run_sweep`: finished runs are kept,
    shared runs are copied, an interrupted sweep continues where it stopped);
-3. every chapter executed at that scale into its own tree ``_build/reproduce/SCALE`` (a copy of the book's
+3. every chapter executed at that preset into its own tree ``_build/reproduce/PRESET`` (a copy of the book's
    sources; the stored outputs of ``chapters/`` are never touched). A chapter whose notebook, package code and
    results files are unchanged since its last successful execution there is not executed again
    (:func:`chapter_key`); an executed notebook replaces its copy only when it ran to the end; the introduction,
    which gathers every chapter's verdicts, runs after the others;
-4. that tree built into its own HTML book, ``_build/reproduce/SCALE/_build/html``.
+4. that tree built into its own HTML book, ``_build/reproduce/PRESET/_build/html``.
 
 It ends with the verdicts that changed against the book's (:func:`fibook.claims.changed`). Any chapter error, or
 a NaN in a chapter's printed output or in a verdict record, fails the command after every chapter has been tried.
@@ -34,22 +34,22 @@ from pathlib import Path
 import yaml
 
 from fibook.paths import PROJECT_ROOT, results_dir
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 # what a book tree is built from (the appendix includes requirements.txt)
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "requirements.txt", "_static", "chapters")
 STAMPS = ".reproduced.json"  # in the tree: chapter -> the key of its last successful execution there
 NAN = re.compile(r"(?<![\w.])[-+]?nan(?![\w])", re.IGNORECASE)
-CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-scale chapter plots many results files)
+CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-preset chapter plots many results files)
 
 
 class ReproduceError(RuntimeError):
     """A reproduction cannot start or finish; the message says what failed and the command that fixes it."""
 
 
-def default_tree(scale: str) -> Path:
-    """Where the chapters of ``scale`` are executed and built: ``_build/reproduce/SCALE`` of the checkout."""
-    return PROJECT_ROOT / "_build" / "reproduce" / get_scale(scale).name
+def default_tree(preset: str) -> Path:
+    """Where the chapters of ``preset`` are executed and built: ``_build/reproduce/PRESET`` of the checkout."""
+    return PROJECT_ROOT / "_build" / "reproduce" / get_preset(preset).name
 
 
 def contents(root: Path = PROJECT_ROOT) -> list[tuple[str, str]]:
@@ -106,13 +106,13 @@ def _digest(folder: Path, pattern: str) -> str:
     return h.hexdigest()
 
 
-def chapter_key(notebook: Path, scale: str) -> str:
-    """What a chapter's execution depends on: its cells' sources, the scale, the package's code and the results
-    files of that scale. Outputs are not part of it, so a re-stored book chapter keeps its key."""
+def chapter_key(notebook: Path, preset: str) -> str:
+    """What a chapter's execution depends on: its cells' sources, the preset, the package's code and the results
+    files of that preset. Outputs are not part of it, so a re-stored book chapter keeps its key."""
     cells = [(c["cell_type"], "".join(c["source"])) for c in json.loads(notebook.read_text())["cells"]]
     code = _digest(PROJECT_ROOT / "fibook", "**/*.py")
-    data = _digest(results_dir(), f"*/{scale}.jsonl")
-    return hashlib.sha256(json.dumps([cells, scale, code, data]).encode()).hexdigest()
+    data = _digest(results_dir(), f"*/{preset}.jsonl")
+    return hashlib.sha256(json.dumps([cells, preset, code, data]).encode()).hexdigest()
 
 
 def copy_sources(tree: Path, root: Path = PROJECT_ROOT) -> None:
@@ -148,14 +148,14 @@ def nan_outputs(notebook: Path) -> list[str]:
     return found
 
 
-def failed_page(source: Path, target: Path, scale: str, error: str) -> None:
-    """Write ``target`` as the notebook ``source`` without outputs, under a note that it failed at ``scale`` with
-    ``error``: the built page of a chapter that did not run shows no number of another scale."""
+def failed_page(source: Path, target: Path, preset: str, error: str) -> None:
+    """Write ``target`` as the notebook ``source`` without outputs, under a note that it failed at ``preset`` with
+    ``error``: the built page of a chapter that did not run shows no number of another preset."""
     nb = json.loads(source.read_text())
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
-    note = f"```{{warning}}\nThis chapter failed at the '{scale}' scale: {error}\n```\n"
+    note = f"```{{warning}}\nThis chapter failed at the '{preset}' preset: {error}\n```\n"
     nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": [note]})
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
@@ -169,12 +169,12 @@ class Execution:
     detail: str = ""
 
 
-def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> Execution:
-    """Execute ``root/chapter`` at ``scale`` (``$FIBOOK_SCALE``); on success the executed notebook replaces
+def execute(chapter: str, tree: Path, preset: str, root: Path = PROJECT_ROOT) -> Execution:
+    """Execute ``root/chapter`` at ``preset`` (``$FIBOOK_PRESET``); on success the executed notebook replaces
     ``tree/chapter``. A chapter error or a NaN in its printed outputs is a failure."""
     source, target = root / chapter, tree / chapter
     partial = target.with_name(target.stem + ".partial.ipynb")
-    env = os.environ | {"FIBOOK_SCALE": scale, "FIBOOK_VERDICTS": str(tree / "verdicts")}
+    env = os.environ | {"FIBOOK_PRESET": preset, "FIBOOK_VERDICTS": str(tree / "verdicts")}
     cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(source),
            "--output-dir", str(partial.parent), "--output", partial.name, "--ExecutePreprocessor.record_timing=False",
            f"--ExecutePreprocessor.timeout={CHAPTER_TIMEOUT}"]
@@ -184,7 +184,7 @@ def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> 
         lines = [x.strip() for x in done.stderr.splitlines() if x.strip()]
         errors = [x for x in lines if re.match(r"^\w*(Error|Exception|Interrupt)\b", x)]
         error = (errors or lines or ["no message"])[-1][:300]
-        failed_page(source, target, scale, error)
+        failed_page(source, target, preset, error)
         return Execution(chapter, "failed", error)
     nans = nan_outputs(partial)
     os.replace(partial, target)
@@ -193,18 +193,19 @@ def execute(chapter: str, tree: Path, scale: str, root: Path = PROJECT_ROOT) -> 
     return Execution(chapter, "executed")
 
 
-def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: Path = PROJECT_ROOT) -> list[Execution]:
-    """Execute every chapter of the book in ``root`` at ``scale`` into ``tree`` (``workers`` at a time), skipping
+def execute_chapters(preset: str, tree: Path, workers: int = 1, log=print,
+                     root: Path = PROJECT_ROOT) -> list[Execution]:
+    """Execute every chapter of the book in ``root`` at ``preset`` into ``tree`` (``workers`` at a time), skipping
     those whose :func:`chapter_key` matches their last successful execution there and whose verdict rows the tree's
     verdict file still holds."""
-    scale = get_scale(scale).name
+    preset = get_preset(preset).name
     copy_sources(tree, root)
     stamp_file = tree / STAMPS
     stamps = json.loads(stamp_file.read_text()) if stamp_file.is_file() else {}
-    recorded = tree_verdicts(tree, scale)
+    recorded = tree_verdicts(tree, preset)
     todo, results = [], []
     for chapter in chapters(root):
-        key = chapter_key(root / chapter, scale)
+        key = chapter_key(root / chapter, preset)
         rows_lost = "claims_table(" in (root / chapter).read_text() and Path(chapter).stem not in recorded
         if stamps.get(chapter) == key and (tree / chapter).is_file() and not rows_lost:
             results.append(Execution(chapter, "unchanged"))
@@ -213,13 +214,13 @@ def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: 
     intro = chapters(root)[0]  # the introduction reads every chapter's verdicts: it runs after them, and with them
     if todo and intro not in {c for c, _ in todo}:
         results = [e for e in results if e.chapter != intro]
-        todo.append((intro, chapter_key(root / intro, scale)))
-    log(f"chapters at '{scale}': {len(todo)} to execute, {len(results)} unchanged since their last execution")
+        todo.append((intro, chapter_key(root / intro, preset)))
+    log(f"chapters at '{preset}': {len(todo)} to execute, {len(results)} unchanged since their last execution")
     waves = [[t for t in todo if t[0] != intro], [t for t in todo if t[0] == intro]]
     n = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for wave in waves:
-            futures = {pool.submit(execute, chapter, tree, scale, root): (chapter, key) for chapter, key in wave}
+            futures = {pool.submit(execute, chapter, tree, preset, root): (chapter, key) for chapter, key in wave}
             for future in concurrent.futures.as_completed(futures):
                 chapter, key = futures[future]
                 outcome = future.result()
@@ -234,11 +235,11 @@ def execute_chapters(scale: str, tree: Path, workers: int = 1, log=print, root: 
     return sorted(results, key=lambda e: order[e.chapter])
 
 
-def tree_verdicts(tree: Path, scale: str) -> dict:
-    """The chapters' verdict rows recorded in ``tree`` at ``scale`` (``TREE/verdicts/SCALE.json``), by chapter."""
+def tree_verdicts(tree: Path, preset: str) -> dict:
+    """The chapters' verdict rows recorded in ``tree`` at ``preset`` (``TREE/verdicts/PRESET.json``), by chapter."""
     from fibook.claims import read_verdicts
 
-    path = tree / "verdicts" / f"{scale}.json"
+    path = tree / "verdicts" / f"{preset}.json"
     return read_verdicts(path)["chapters"] if path.is_file() else {}
 
 
@@ -261,16 +262,16 @@ def plan_table(rows: list[dict], device: str, workers: int) -> tuple[list[dict],
     runs, hours = sum(r["missing"] for r in rows), sum(r["hours"] for r in rows)
     total = (f"{runs} runs to train, {sum(r['images'] for r in rows):,} training images: about {hours:.2g} hours on "
              f"{device} one run at a time, {hours / workers:.2g} with {workers} worker(s)") if runs else \
-        "every run of this scale is in its results files: nothing to train"
+        "every run of this preset is in its results files: nothing to train"
     return table, total
 
 
-def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | None = None, fuse: bool = False,
+def reproduce(preset: str, device: str = "auto", workers: int = 1, tree: Path | None = None, fuse: bool = False,
               against: str | None = "book", log=print) -> int:
     """Steps 1-4 of the module's docstring, then the verdicts recorded in the tree that differ from ``against``'s
-    (a scale, read from the verdict folder, or a verdict file). The tree's verdict file is then copied into the
+    (a preset, read from the verdict folder, or a verdict file). The tree's verdict file is then copied into the
     verdict folder (``python -m fibook verdicts`` reads it there), unless that is the file it was compared with: a
-    rerun of the committed book's scale never overwrites the committed verdicts. Returns 0, or 1 when a run failed,
+    rerun of the committed book's preset never overwrites the committed verdicts. Returns 0, or 1 when a run failed,
     a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
     from fibook import claims
     from fibook.forgetting import cost, sweep
@@ -278,29 +279,29 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     from fibook.forgetting.train import resolve_device
 
     start = time.monotonic()
-    scale = get_scale(scale).name
+    preset = get_preset(preset).name
     device = sweep.check_device(device)
     shown_device = str(resolve_device(device))
-    tree = default_tree(scale) if tree is None else Path(tree)
-    sweep.check_data([c for name in EXPERIMENTS for c in runs(name, scale)])
-    log(f"== plan at scale '{scale}' on {shown_device}: every experiment's missing runs, then "
+    tree = default_tree(preset) if tree is None else Path(tree)
+    sweep.check_data([c for name in EXPERIMENTS for c in runs(name, preset)])
+    log(f"== plan at preset '{preset}' on {shown_device}: every experiment's missing runs, then "
         f"{len(chapters())} chapters into {tree}")
-    table, total = plan_table(cost.reproduce_plan(scale, device, fuse=fuse), shown_device, workers)
+    table, total = plan_table(cost.reproduce_plan(preset, device, fuse=fuse), shown_device, workers)
     log(claims.markdown_table(table))
     log(total)
     log("== sweeps")
     failed_runs = 0
     for n, name in enumerate(EXPERIMENTS, 1):
-        counts = sweep.run_sweep(name, scale, workers=workers, device=device, fuse=fuse)
+        counts = sweep.run_sweep(name, preset, workers=workers, device=device, fuse=fuse)
         log(f"[{n}/{len(EXPERIMENTS)}] {name}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         if counts["failed"]:
             failed_runs += counts["failed"]
-            log(f"  {counts['failed']} run(s) of {name} failed: `python -m fibook status {name} --scale {scale}`; "
+            log(f"  {counts['failed']} run(s) of {name} failed: `python -m fibook status {name} --preset {preset}`; "
                 "a rerun retries them, and the chapters read what finished")
     log("== chapters")
-    executed = execute_chapters(scale, tree, workers=workers, log=log)
+    executed = execute_chapters(preset, tree, workers=workers, log=log)
     failed = [e for e in executed if e.outcome == "failed"]
-    ours = tree / "verdicts" / f"{scale}.json"
+    ours = tree / "verdicts" / f"{preset}.json"
     records = claims.rows(claims.read_verdicts(ours)) if ours.is_file() else []
     nan_rows = [r for r in records if any(NAN.search(str(r[k])) for k in ("paper", "ours", "agrees"))]
     for r in nan_rows:
@@ -320,15 +321,15 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
         else:
             diff = claims.changed(claims.read_verdicts(ours), claims.read_verdicts(reference),
                                     [Path(c).stem for c in chapters()])
-            log(f"== verdicts at '{scale}' that differ from {reference}: {len(diff)} of {len(records)} rows")
+            log(f"== verdicts at '{preset}' that differ from {reference}: {len(diff)} of {len(records)} rows")
             if diff:
                 log(claims.markdown_table(diff))
-    published = claims.verdicts_path(scale)
+    published = claims.verdicts_path(preset)
     if records and (reference is None or published.resolve() != reference.resolve()):
         published.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ours, published)
-        log(f"verdicts at '{scale}' recorded in {published}")
-    log(f"reproduce at '{scale}' took {(time.monotonic() - start) / 60:.1f} min")
+        log(f"verdicts at '{preset}' recorded in {published}")
+    log(f"reproduce at '{preset}' took {(time.monotonic() - start) / 60:.1f} min")
     if failed_runs or failed or nan_rows or not built:
         log(f"failed: {failed_runs} run(s), {len(failed)} chapter(s), {len(nan_rows)} verdict record(s) with a NaN; "
             f"the book {'built' if built else 'did not build'}"
@@ -337,17 +338,17 @@ def reproduce(scale: str, device: str = "auto", workers: int = 1, tree: Path | N
     return 0
 
 
-def verdict_overview(scale: str) -> list[tuple[str, list[dict]]]:
-    """What the book found at ``scale``, read from its verdict file, Part by Part (those with a chapter that
+def verdict_overview(preset: str) -> list[tuple[str, list[dict]]]:
+    """What the book found at ``preset``, read from its verdict file, Part by Part (those with a chapter that
     :func:`tests_claims`): a line counting the Part's verdicts by class, and the table of its claims
     (:func:`fibook.claims.book_table`). No file yet: one line saying how to write it, and no rows."""
     from fibook import claims
 
-    scale = get_scale(scale).name
-    if not claims.verdicts_path(scale).is_file():
-        return [(f"No verdicts are recorded at the '{scale}' scale yet: `make reproduce SCALE={scale}` writes them.",
-                 [])]
-    data = claims.read_verdicts(scale)
+    preset = get_preset(preset).name
+    if not claims.verdicts_path(preset).is_file():
+        return [(f"No verdicts are recorded at the '{preset}' preset yet: `make reproduce PRESET={preset}` writes "
+                 "them.", [])]
+    data = claims.read_verdicts(preset)
     entries = [(caption, "/" + str(Path(path).with_suffix("")), plain(title(PROJECT_ROOT / path)))
                for caption, path in contents() if caption]
     testing = {caption for caption, path in contents() if caption and tests_claims(PROJECT_ROOT / path)}

@@ -93,10 +93,10 @@ def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
 
 
 def regression_problem(seed):
-    """A random (X, y) of the smoke scale's Part II size (N = 10 samples, d = 30 features), standard normal."""
-    from fibook.scales import get_scale
+    """A random (X, y) of the smoke preset's Part II size (N = 10 samples, d = 30 features), standard normal."""
+    from fibook.presets import get_preset
 
-    small = get_scale("smoke").shape
+    small = get_preset("smoke").shape
     rng = np.random.default_rng(seed)
     return rng.standard_normal((small.n_small, small.d_small)), rng.standard_normal(small.n_small)
 

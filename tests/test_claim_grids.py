@@ -1,4 +1,4 @@
-"""Every Part I verdict on grids of every shape the scales run (2 or 6 sigma_w, 1 or 3 seeds, 2 or 300 epochs):
+"""Every Part I verdict on grids of every shape the presets run (2 or 6 sigma_w, 1 or 3 seeds, 2 or 300 epochs):
 each row gives a :class:`fibook.claims.Verdict` (no exception, no nan), names the rule that decided
 it with that rule's thresholds, and the runs it read."""
 

@@ -106,7 +106,7 @@ def test_erasing_with_too_little_data_is_not_resolved_or_not_tested():
     assert claims.erases(scattered(m, "adam", seeds=(0, 1)), flat(10.0, seeds=(0, 1)), NOISE).text.startswith(
         "not resolved")
     assert claims.erases(arm(0.0, "adam"), arm(10.0), None).text.startswith(
-        "not tested: no error bar (one seed and no pooled seed std at this scale)")
+        "not tested: no error bar (one seed and no pooled seed std at this preset)")
     assert claims.erases(scattered(1.0, "adam", tau=None), sgd, NOISE).text.startswith(
         "not tested: Adam (η = 0.01)'s selected predictor does not interpolate at 2 of 2 σ_w")
 
@@ -133,7 +133,7 @@ def test_an_unstable_one_seed_arm_borrows_only_the_unstable_pool():
     assert claims.erases(shaky, arm(10.0), unstable_pool).text.startswith("qualitatively; unstable: Adam")
     assert claims.erases(arm(5.0 - h + EPS, "adam", collapse=True), arm(10.0), unstable_pool).text.startswith(
         "not resolved")
-    # no unstable arm has two seeds at this scale: no error bar, not the stable arms'
+    # no unstable arm has two seeds at this preset: no error bar, not the stable arms'
     assert claims.erases(shaky, arm(10.0), NOISE).text.startswith("not tested: no error bar")
 
 
@@ -553,7 +553,7 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     l2 = finished(arm(10.0, lr=0.01), arm(2.0, lr=0.1), arm(1.5, lr=0.1, wd=0.06), arm(5.0, lr=0.01, wd=0.06))
     l2_clock = finished(arm(10.0), arm(9.5, wd=0.01), arm(5.0, wd=0.06), arm(8.0, epochs=6), arm(7.9, wd=0.1, epochs=6))
     batch = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
-    rows = claims.time_l2_batch_claims(empty, l2, l2_clock, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], scale="smoke",
+    rows = claims.time_l2_batch_claims(empty, l2, l2_clock, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], preset="smoke",
                                        noise=NOISE)
     assert rows[0].ours == "not finished (1 of 4 runs finished, 0 of 2 arms complete)"
     assert rows[0].agrees == "not tested yet"
@@ -771,10 +771,10 @@ def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolate
 
 def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
-    rows = claims.time_l2_batch_claims(two, two, two, two, lrs=[0.01], wds=[0.0], scale="smoke", noise=NOISE)
-    assert rows[-1].agrees == "not tested: the grid of this scale lacks three batch sizes (a trend needs three)"
+    rows = claims.time_l2_batch_claims(two, two, two, two, lrs=[0.01], wds=[0.0], preset="smoke", noise=NOISE)
+    assert rows[-1].agrees == "not tested: the grid of this preset lacks three batch sizes (a trend needs three)"
     assert rows[-1].rule == "fibook.forgetting.claims.rises_with_batch" and len(rows[-1].runs) == 4
-    assert rows[-1].ours == "x at scale 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"
+    assert rows[-1].ours == "x at preset 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"
 
 
 def test_an_equal_clock_pair_is_named_by_its_factors_whichever_arm_comes_first():

@@ -75,8 +75,8 @@ def worker(start, address, pythonpath=PROJECT_ROOT) -> subprocess.Popen:
 
 
 def sweep(store, address, name="optimizers", timeout=TIMEOUT, device="cpu") -> subprocess.Popen:
-    """A sweep of ``name`` at the smoke scale on the cluster at ``address``, as a command."""
-    cmd = [sys.executable, "-m", "fibook", "sweep", name, "--scale", "smoke", "--quiet", "--device", device,
+    """A sweep of ``name`` at the smoke preset on the cluster at ``address``, as a command."""
+    cmd = [sys.executable, "-m", "fibook", "sweep", name, "--preset", "smoke", "--quiet", "--device", device,
            "--cluster", address, "--worker-timeout", str(timeout)]
     return subprocess.Popen(cmd, env={**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1",
                                       "PYTHONPATH": str(PROJECT_ROOT)},

@@ -80,9 +80,9 @@ def test_sweep_cost_counts_each_run_once_with_its_evaluation():
 
 def test_rerun_rows_convert_flops_to_hours_at_the_yardstick():
     assert hours_at(3.6e17, tflops=100) == pytest.approx(1.0)
-    rows = rerun_rows(["depth"], scales=("book",), tflops=50)
+    rows = rerun_rows(["depth"], presets=("book",), tflops=50)
     (c,) = [r for r in sweep_cost("book") if r["experiment"] == "depth"]
-    assert rows == [{"experiment": "depth", "scale": "book", "runs": c["runs"],
+    assert rows == [{"experiment": "depth", "preset": "book", "runs": c["runs"],
                      "PFLOP (training + evaluation)": f"{c['flops'] / 1e15:,.1f}",
                      "hours at 50 TFLOP/s": f"{c['flops'] / 50e12 / 3600:.3g}"}]
     with pytest.raises(ValueError, match="unknown experiment"):

@@ -77,16 +77,16 @@ def test_a_scales_auto_precision_is_resolved_for_the_device_and_shows_in_the_id(
     assert not {run_id(c) for c in fp32} & {run_id(c) for c in bf16}
     assert [dataclasses.replace(c, precision="bf16") for c in fp32] == bf16
     # an explicit precision (book: bf16, smoke: fp32) is the same on every device, and so are the ids
-    for scale in ("smoke", "book"):
-        assert [run_id(c) for c in runs("optimizers", scale, device="cpu")] == \
-            [run_id(c) for c in runs("optimizers", scale, device="cuda")]
+    for preset in ("smoke", "book"):
+        assert [run_id(c) for c in runs("optimizers", preset, device="cpu")] == \
+            [run_id(c) for c in runs("optimizers", preset, device="cuda")]
 
 
 UNDER_WAY = ("clock_ladder", "tsgd_pair")  # book sweeps still running: their files hold a part of their grids
 
 
 def test_the_committed_book_runs_are_exactly_the_experiments_book_grids():
-    """Every results file of the book holds the runs its experiment's grid defines at the book scale, by id
+    """Every results file of the book holds the runs its experiment's grid defines at the book preset, by id
     (the hash of the config): a change of the config fields, the grids or the precision rule would orphan them."""
     fixed_clock = grids("book").fixed_clock_precision
     for name in EXPERIMENTS:

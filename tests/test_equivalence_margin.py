@@ -1,4 +1,4 @@
-"""The equivalence margin of Part I's verdicts lies above the noise floor measured at the book scale: a margin
+"""The equivalence margin of Part I's verdicts lies above the noise floor measured at the book preset: a margin
 below it would make "equal" and "erased" unreachable by chance alone."""
 
 import numpy as np
@@ -10,7 +10,7 @@ from fibook.forgetting.noise import noise_floor
 from fibook.forgetting.results import results_path
 
 
-@pytest.mark.skipif(not results_path("seed_noise", "book").exists(), reason="no book-scale seed_noise results")
+@pytest.mark.skipif(not results_path("seed_noise", "book").exists(), reason="no book-preset seed_noise results")
 def test_the_equivalence_margin_exceeds_the_book_noise_floor_of_a_three_point_spread():
     noise = noise_floor("book", claims.SELECTION)
     points = collapse_points("book", claims.SELECTION, noise)

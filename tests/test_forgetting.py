@@ -93,7 +93,7 @@ def test_norm_ratios_and_radial_memory_over_epochs():
 
 def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
-    with pytest.raises(RuntimeError, match="no results for 'optimizers' at scale 'gpu': set RERUN = True"):
+    with pytest.raises(RuntimeError, match="no results for 'optimizers' at preset 'gpu': set RERUN = True"):
         load_arms("optimizers", "gpu")
 
 
@@ -175,7 +175,7 @@ def test_finished_arms_keeps_only_whole_grids(tmp_path, monkeypatch):
     finished = finished_arms("batch_size", "smoke", show=("batch_size",))
     done = finished.arms
     assert [a.config.batch_size for a in done] == [configs[0].batch_size]
-    assert finished.line == "batch_size at scale 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
+    assert finished.line == "batch_size at preset 'smoke': 3 of 4 runs finished, 1 of 2 arms complete"
     assert done[0].label == f"SGD (b = {configs[0].batch_size})"
 
 

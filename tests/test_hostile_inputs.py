@@ -20,13 +20,13 @@ from fibook.forgetting.data import DatasetError
 pytestmark = pytest.mark.slow
 
 HANG_SECONDS = 60
-SWEEP = ["sweep", "optimizers", "--scale", "smoke", "--quiet"]
-STATUS = ["status", "optimizers", "--scale", "smoke"]
-REPAIR = ["repair", "optimizers", "--scale", "smoke"]
+SWEEP = ["sweep", "optimizers", "--preset", "smoke", "--quiet"]
+STATUS = ["status", "optimizers", "--preset", "smoke"]
+REPAIR = ["repair", "optimizers", "--preset", "smoke"]
 
 
 def good(**change) -> dict:
-    """A valid finished record of the optimizers file at the smoke scale, as its JSON object, with ``change``."""
+    """A valid finished record of the optimizers file at the smoke preset, as its JSON object, with ``change``."""
     return rec(0.1, 0, 0.5, 1, 1.0, experiment="optimizers").to_json() | change
 
 
@@ -141,21 +141,21 @@ CASES = [
          LINE + "history has unknown key\\(s\\) test_auc"),
     Case("nan loss of an ok run", lines(history(val_loss=[2.3, float("nan"), 0.5, 0.5])), STATUS, 2,
          LINE + r"history.val_loss\[1\] is NaN; it must be a finite number"),
-    Case("other scale", lines(good(scale="book")), STATUS, 2, LINE + "scale 'book' does not match its file's"),
+    Case("other preset", lines(good(scale="book")), STATUS, 2, LINE + "scale 'book' does not match its file's"),
     Case("deep nesting, status", lines(b"[" * 5000 + b"\n"), STATUS, 2,
          LINE + "JSON nested 5000 levels deep"),
     Case("deep nesting, sweep", lines(b"[" * 5000 + b"\n"), SWEEP, 2, LINE + "JSON nested 5000 levels deep", 1),
     Case("5001-digit integer", lines(b'{"id": ' + b"1" * 5001 + b"}\n"), STATUS, 2,
          LINE + "an integer of 5001 digits"),
     Case("garbage", lines(b"garbage\n"), STATUS, 2, LINE + r"not JSON .* run `python -m fibook repair optimizers "
-                                                           r"--scale smoke --line 1`"),
+                                                           r"--preset smoke --line 1`"),
     Case("cut short", lines(good(), b'{"id": "cu'), STATUS, 2, r".*line 2: not a valid results record: cut short"),
     # repair says the same thing as the error, and sets a named bad line aside
     Case("repair a cut-short tail", lines(good(), b'{"id": "cu'), REPAIR, 0,
          r".*smoke.jsonl: moved 1 bad line\(s\) to .*smoke.jsonl.rejected", 1),
     Case("repair an invalid last line", lines(good(), good(scale="book")), REPAIR, 0, r".*moved 1 bad line", 1),
     Case("repair a bad line valid ones follow", lines(good(scale="book"), good()), REPAIR, 2,
-         r".*line 1 is bad but valid records follow; run `python -m fibook repair optimizers --scale smoke "
+         r".*line 1 is bad but valid records follow; run `python -m fibook repair optimizers --preset smoke "
          r"--line 1`", 2),
     Case("repair --line the bad line", lines(good(scale="book"), good()), REPAIR + ["--line", "1"], 0,
          r".*moved 1 bad line", 1),
@@ -203,7 +203,10 @@ CASES = [
          r".*workers must be at most \d+, the CPU cores this process may use"),
     Case("workers 0", nothing, SWEEP + ["--workers", "0"], 2, r".*argument --workers: must be a whole number >= 1"),
     Case("unknown experiment", nothing, ["sweep", "nope"], 2, r".*unknown experiment 'nope'; choose one of"),
-    Case("unknown scale", nothing, ["status", "depth", "--scale", "huge"], 2, r".*choose one of: smoke, book"),
+    Case("unknown preset", nothing, ["status", "depth", "--preset", "huge"], 2,
+         r".*unknown preset 'huge' \(from argument\); choose one of: smoke, book, gpu, paper"),
+    Case("unknown preset, former option", nothing, ["status", "depth", "--scale", "huge"], 2,
+         r".*unknown preset 'huge' \(from argument\); choose one of: smoke, book, gpu, paper"),
     Case("unknown device", nothing, SWEEP + ["--device", "tpu"], 2, r".*unknown device 'tpu'; choose one of"),
     Case("no scheduler", nothing, SWEEP + ["--cluster", "tcp://127.0.0.1:1", "--worker-timeout", "1", "--device",
                                            "cpu"], 2, r".*no Dask scheduler answered at tcp://127.0.0.1:1 within 1 s"),

@@ -10,14 +10,14 @@ from fibook import stats
 from fibook.claims import Verdict
 from fibook.layerwise import claims
 from fibook.layerwise.scheduler import ScheduleRun
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 EPS = 1e-6  # a nudge well above rounding and well below any printed digit
 
 
 def small_scale():
-    """A scale named 'x': closed forms at h = 500, literal GD at h = 24, Monte Carlo at h = 8 and 12."""
-    s = get_scale("smoke")
+    """A preset named 'x': closed forms at h = 500, literal GD at h = 24, Monte Carlo at h = 8 and 12."""
+    s = get_preset("smoke")
     return replace(s, name="x", layerwise=replace(s.layerwise, width=500, sim_width=24, mc_widths=(8, 12),
                                                   mc_draws=300))
 

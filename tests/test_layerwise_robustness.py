@@ -172,10 +172,10 @@ def test_paper_budgets_are_the_official_lr_max_at_width_1000_in_units_of_h_to_th
 
 
 def _book_run(name):
-    """The (case, width, draws) of the book scale's robustness run named ``name``."""
-    from fibook.scales import get_scale
+    """The (case, width, draws) of the book preset's robustness run named ``name``."""
+    from fibook.presets import get_preset
 
-    s = get_scale("book").layerwise
+    s = get_preset("book").layerwise
     (run,) = [r for r in rb.robustness_plan(s.sim_width, s.robust_draws, s.wide_width, s.wide_draws)
               if r[0].name == name]
     return run

@@ -1,159 +1,83 @@
-"""The ``gpu`` and ``paper`` presets, checked on a CPU before any of their runs reaches a GPU: every run config of
-every experiment builds with a unique id that does not depend on the process, its cost is finite, a missing
-CIFAR-10 stops a sweep with the command that fetches it, and every distinct (architecture, width, optimizer,
-precision, fused) combination trains two steps on random 32x32x3 images through the real trainer."""
-
-import dataclasses
-import json
-import math
-import os
-import subprocess
-import sys
-
 import pytest
-import torch
-from synthetic import random_splits
 
-from fibook.__main__ import main
-from fibook.forgetting import results, sweep, train
-from fibook.forgetting.cost import run_flops, sweep_cost
-from fibook.forgetting.data import DatasetNotFoundError
-from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
-from fibook.forgetting.train import train_population
-from fibook.paths import PROJECT_ROOT
+from fibook import presets
 
-pytestmark = pytest.mark.slow
 
-PRESETS = ("gpu", "paper")
-PRECISIONS = {"cpu": "fp32", "cuda": "bf16"}  # what auto stands for on this test's CPU stand-in and on a GPU
-FETCH = "python -m fibook data --cifar10 --download"
-# Muon orthogonalizes in bf16 by design: about 30 s a step at width 64 on a CPU without native bf16, where the
-# two-step check runs the same iteration in fp32 (same shapes, same code but for the cast)
-NS_DTYPE = "bfloat16" if train.auto_precision("cpu") == "bf16" else "float32"
+def test_every_scale_is_complete_and_ordered_by_size():
+    assert presets.PRESET_NAMES == ("smoke", "book", "gpu", "paper")
+    images = [presets.get_preset(n).forgetting.images_per_run for n in ("smoke", "book", "gpu")]
+    assert images == sorted(images)
+    assert presets.get_preset("paper").forgetting.data.dataset == "cifar10"
+    assert presets.get_preset("paper").forgetting.data.n_train == 40_000
+
+
+def test_sigma_grid_is_geometric_from_0p1_to_2p5():
+    g = presets.SIGMA_W_GRID
+    assert g[0] == 0.1 and g[-1] == 2.5 and len(g) == 7
+    ratios = [b / a for a, b in zip(g, g[1:], strict=False)]
+    assert max(ratios) - min(ratios) < 0.01
+
+
+def test_a_preset_is_named_and_an_unknown_name_lists_the_presets():
+    assert presets.get_preset("GPU").name == "gpu" and presets.get_preset(" smoke ").name == "smoke"
+    book = presets.get_preset("book")
+    assert presets.get_preset(book) is book
+    with pytest.raises(ValueError, match=r"unknown preset 'huge' \(from argument\); choose one of: smoke, book, gpu, "
+                                         r"paper$"):
+        presets.get_preset("huge")
 
 
 @pytest.fixture
-def auto_by_device(monkeypatch):
-    """``auto`` as on a CPU without native bf16 and on a GPU with it, whatever this machine has."""
-    monkeypatch.setattr(train, "auto_precision", lambda device: PRECISIONS[torch.device(device).type])
+def no_preset_variables(monkeypatch):
+    monkeypatch.delenv(presets.PRESET_ENV, raising=False)
+    monkeypatch.delenv(presets.FORMER_ENV, raising=False)
+    return monkeypatch
 
 
-def preset_configs(scale, device, fused):
-    return {name: runs(name, scale, fused=fused, device=device) for name in EXPERIMENTS}
+def test_the_environment_names_the_preset_under_its_name_or_the_former_one(no_preset_variables):
+    env = no_preset_variables
+    assert presets.preset_from_environment().name == "book"
+    env.setenv("FIBOOK_SCALE", "smoke")  # the former name still works
+    assert presets.preset_from_environment().name == "smoke"
+    env.setenv("FIBOOK_PRESET", "gpu")  # and the new one wins
+    assert presets.preset_from_environment().name == "gpu"
 
 
-def ids_of_every_preset():
-    """Every preset run's id, per (scale, device, fused, experiment), as built in this process."""
-    return {f"{scale} {device} {fused} {name}": [run_id(c) for c in configs]
-            for scale in PRESETS for device in PRECISIONS for fused in (False, True)
-            for name, configs in preset_configs(scale, device, fused).items()}
+@pytest.mark.parametrize("var", ["FIBOOK_PRESET", "FIBOOK_SCALE"])
+def test_an_unknown_preset_in_either_variable_says_which_and_lists_the_presets(no_preset_variables, var):
+    no_preset_variables.setenv(var, "huge")
+    with pytest.raises(ValueError, match=rf"unknown preset 'huge' \(from \${var}\); choose one of: smoke, book, gpu, "
+                                         r"paper$"):
+        presets.preset_from_environment()
 
 
-@pytest.mark.usefixtures("auto_by_device")
-def test_every_preset_run_builds_with_a_unique_stable_id_and_a_finite_cost():
-    ids = ids_of_every_preset()
-    for key, experiment_ids in ids.items():
-        assert experiment_ids and len(set(experiment_ids)) == len(experiment_ids), key
-    for scale in PRESETS:
-        for device, precision in PRECISIONS.items():
-            for fused in (False, True):
-                for configs in preset_configs(scale, device, fused).values():
-                    assert {(c.precision, c.fused, c.dataset) for c in configs} == {(precision, fused, "cifar10")}
-                    assert all(math.isfinite(f) and f > 0 for c in configs for f in run_flops(c))
-        rows = sweep_cost(scale)  # an experiment whose runs all belong to earlier ones adds none
-        assert sum(r["runs"] for r in rows) > 0
-        for r in rows:
-            assert all(math.isfinite(r[k]) and (r[k] > 0) == (r["runs"] > 0) for k in ("flops", "eval_flops")), r
-    # within a scale, the fused runs and the runs of each device are runs of their own (the gpu and paper scales
-    # share their seed-0 runs: a run's id is its config's, and the scale is not part of a config)
-    for scale in PRESETS:
-        variants = [set().union(*(v for k, v in ids.items() if k.startswith(f"{scale} {device} {fused} ")))
-                    for device in PRECISIONS for fused in (False, True)]
-        assert all(not a & b for k, a in enumerate(variants) for b in variants[k + 1:]), scale
-    # the same ids in another process, with another hash seed
-    script = ("import json, torch; from fibook.forgetting import train; import test_presets as t; "
-              "train.auto_precision = lambda d: t.PRECISIONS[torch.device(d).type]; "
-              "print(json.dumps(t.ids_of_every_preset()))")
-    env = os.environ | {"PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(
-        [str(PROJECT_ROOT), str(PROJECT_ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == ids
+def test_a_preset_read_below_an_entry_point_never_comes_from_the_environment(no_preset_variables):
+    no_preset_variables.setenv("FIBOOK_PRESET", "smoke")
+    with pytest.raises(TypeError):
+        presets.get_preset()  # a name (or a preset) is required: only entry points read the environment
+    from fibook.forgetting import experiments
+
+    with pytest.raises(TypeError):
+        experiments.grids()
 
 
-def test_a_missing_cifar10_stops_a_sweep_before_any_run_and_names_the_command(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FIBOOK_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setattr(sweep, "train_population", lambda *a, **k: pytest.fail("trained without its data"))
-    with pytest.raises(DatasetNotFoundError, match=FETCH):
-        sweep.run_sweep("depth", "gpu", device="cpu", progress=False)
-    assert results.read_records(results.results_path("depth", "gpu")) == []
-    with pytest.raises(SystemExit) as stop:
-        main(["sweep", "depth", "--scale", "gpu", "--device", "cpu", "--quiet"])
-    assert stop.value.code == 2 and FETCH in capsys.readouterr().err
-    # status needs no data
-    assert sweep.status("depth", "gpu", device="cpu")["remaining"] == len(runs("depth", "gpu", device="cpu"))
+def test_table_has_one_row_per_preset():
+    rows = presets.preset_table()
+    assert [r["preset"] for r in rows] == list(presets.PRESET_NAMES)
+    assert rows[1]["train / val / test"] == "5,000 / 2,000 / 3,000"
 
 
-class FakeCluster:
-    """A Dask client's ``run`` over named workers: each answers a call as the function would on a worker whose
-    precision ``auto`` stands for is given (or raises the given exception)."""
-
-    def __init__(self, precisions):
-        self.precisions = precisions
-
-    def run(self, fn, *args, on_error="raise"):
-        if fn is sweep.worker_precision:
-            return dict(self.precisions)
-        return {w: fn(*args) for w in self.precisions}
+def test_parts_table_reads_each_preset():
+    rows = presets.parts_table()
+    assert [r["preset"] for r in rows] == list(presets.PRESET_NAMES)
+    paper = presets.get_preset("paper")
+    assert paper.shape.d == 1000 and paper.shape.n_train == 100  # the paper's sparse-regression setting
+    assert rows[-1]["Part II: d, N"] == "1,000, 100"
+    assert paper.forgetting.seeds == (0, 1, 2) and presets.get_preset("gpu").forgetting.seeds == (0,)
 
 
-def test_a_cluster_sweep_of_an_auto_precision_scale_trains_at_the_precision_its_workers_agree_on():
-    """``auto`` is resolved on the workers, not on the coordinator (a login node without a GPU); workers that
-    would train at different precisions, or that cannot answer, stop the sweep with the worker named."""
-    agree = FakeCluster({"tcp://a": "bf16", "tcp://b": "bf16"})
-    assert sweep._check_workers(agree, "tcp://s", "auto", "auto") == "bf16"
-    with pytest.raises(sweep.SweepError, match="would train at different precisions"):
-        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": "fp32"}), "tcp://s", "auto", "auto")
-    with pytest.raises(sweep.SweepError, match="worker tcp://b of the scheduler at tcp://s: no CUDA"):
-        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": ValueError("no CUDA")}), "tcp://s",
-                             "cuda", "auto")
-
-
-def training_combinations():
-    """One config per distinct (arch, width, optimizer, precision, fused) of the presets, the first met, with the
-    largest and smallest sigma_w of its experiment's grid."""
-    combos = {}
-    for scale in PRESETS:
-        for device in PRECISIONS:
-            for fused in (False, True):
-                for configs in preset_configs(scale, device, fused).values():
-                    for c in configs:
-                        key = (c.arch, c.width, c.optimizer, c.precision, c.fused)
-                        combos.setdefault(key, [c, c])
-                        low, high = combos[key]
-                        combos[key] = [min(low, c, key=lambda r: r.sigma_w), max(high, c, key=lambda r: r.sigma_w)]
-    return combos
-
-
-@pytest.mark.usefixtures("auto_by_device")
-def test_every_preset_combination_trains_two_steps_on_the_cpu(monkeypatch):
-    """Batch 1 of 32x32x3 images, 2 classes, 2 images per split: two optimizer steps and two evaluations, fused
-    populations of the grid's smallest and largest sigma_w, unfused runs at the largest (Muon's iteration in
-    :data:`NS_DTYPE`)."""
-    monkeypatch.setattr(train, "dataset", lambda name: random_splits(classes=2, n=2))
-    combos = training_combinations()
-    assert {k[:3] for k in combos} == {("resnet9", 64, o) for o in ("sgd", "msgd", "adam", "adamw", "muon")} | {
-        ("resnet56", 16, "sgd"), ("resnet110", 16, "sgd")}
-    assert len(combos) == 7 * 2 * 2
-    for (arch, width, optimizer, precision, fused), (low, high) in combos.items():
-        population = [low, high] if fused else [high]
-        options = population[0].options | ({"ns_dtype": NS_DTYPE} if optimizer == "muon" else {})
-        small = [dataclasses.replace(c, n_train=2, n_val=2, n_test=2, batch_size=1, epochs=1, options=options)
-                 for c in population]
-        for r in train_population(small, "cpu"):
-            label = f"{arch} w{width} {optimizer} {precision} fused={fused} sigma_w={r.config.sigma_w}"
-            assert r.status == "ok" and r.config.precision == precision and r.config.options == options, label
-            assert r.summary.steps == 2 and r.history["epoch"] == [0, 1], label
-            assert all(math.isfinite(v) for k in ("train_loss", "val_loss", "test_loss", "weight_norm")
-                       for v in r.history[k]), label
-            assert r.history["init_distance"][1] > 0, label
+def test_an_empty_or_blank_variable_counts_as_unset(no_preset_variables):
+    for value in ("", "  "):
+        no_preset_variables.setenv("FIBOOK_PRESET", value)
+        no_preset_variables.setenv("FIBOOK_SCALE", value)
+        assert presets.preset_from_environment().name == "book"

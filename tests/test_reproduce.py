@@ -1,4 +1,4 @@
-"""The whole-book rerun: chapters executed at a scale into their own tree, resumed, failures and NaNs reported."""
+"""The whole-book rerun: chapters executed at a preset into their own tree, resumed, failures and NaNs reported."""
 
 import json
 
@@ -28,13 +28,13 @@ def book(tmp_path):
                                    "      - file: chapters/part/claims\n")
     (root / "chapters" / "part" / "notes.md").write_text("# Notes\n")  # not a notebook: not executed
     pages = {"intro": notebook("print('intro')", title="Intro"),
-             "part/ok": notebook("import os\nprint('scale', os.environ['FIBOOK_SCALE'])"),
-             "part/bad": notebook("raise ValueError('this chapter cannot run at this scale')"),
+             "part/ok": notebook("import os\nprint('preset', os.environ['FIBOOK_PRESET'])"),
+             "part/bad": notebook("raise ValueError('this chapter cannot run at this preset')"),
              "part/nan": notebook("print(f'2.7 ± {float(\"nan\")} pp')"),
              "part/claims": notebook("from fibook.notebook import claims_table\n"
                                      "from fibook.claims import Claim, Finding, Verdict\n"
                                      "claims_table([Claim('c', 'p', 'o', Finding(Verdict.YES), rule='r')], "
-                                     "chapter='claims', scale='smoke')")}
+                                     "chapter='claims', preset='smoke')")}
     for name, nb in pages.items():
         (root / "chapters" / f"{name}.ipynb").write_text(json.dumps(nb))
     return root
@@ -59,11 +59,11 @@ def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(boo
         "chapters/part/claims.ipynb": "executed"}
     assert list(reproduce.tree_verdicts(tree, "smoke")) == ["claims"]  # the tree's own verdict file
     failed_page = json.loads((tree / "chapters/part/bad.ipynb").read_text())["cells"]
-    assert "failed at the 'smoke' scale" in "".join(failed_page[1]["source"])
+    assert "failed at the 'smoke' preset" in "".join(failed_page[1]["source"])
     assert outputs(tree / "chapters/part/bad.ipynb") == ""
-    assert "this chapter cannot run at this scale" in first["chapters/part/bad.ipynb"].detail
+    assert "this chapter cannot run at this preset" in first["chapters/part/bad.ipynb"].detail
     assert "NaN in its output" in first["chapters/part/nan.ipynb"].detail
-    assert "scale smoke" in outputs(tree / "chapters/part/ok.ipynb")
+    assert "preset smoke" in outputs(tree / "chapters/part/ok.ipynb")
     assert outputs(book / "chapters/part/ok.ipynb") == ""  # the sources keep their (here: no) outputs
     assert not (tree / "chapters/part/bad.partial.ipynb").exists()
     assert [line for line in logs if "failed" in line][0].startswith("  [")
@@ -91,7 +91,7 @@ def test_a_chapter_key_changes_with_its_sources_and_scale_not_its_outputs(book):
     key = reproduce.chapter_key(path, "smoke")
     assert reproduce.chapter_key(path, "book") != key
     nb = json.loads(path.read_text())
-    nb["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["scale smoke\n"]}]
+    nb["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["preset smoke\n"]}]
     path.write_text(json.dumps(nb))
     assert reproduce.chapter_key(path, "smoke") == key
     nb["cells"][1]["source"] = ["print(1)"]
@@ -120,7 +120,7 @@ def test_a_chapter_tests_claims_when_its_code_calls_claims_table(tmp_path):
     path = tmp_path / "n.ipynb"
     path.write_text(json.dumps(nb))
     assert not reproduce.tests_claims(path)
-    nb["cells"][1]["source"] = ["claims_table(rows, chapter='x', scale=scale.name)"]
+    nb["cells"][1]["source"] = ["claims_table(rows, chapter='x', preset=preset.name)"]
     path.write_text(json.dumps(nb))
     assert reproduce.tests_claims(path)
     assert reproduce.tests_claims(reproduce.PROJECT_ROOT / "chapters/part1_forgetting/clocks.ipynb")
@@ -132,7 +132,7 @@ def test_the_intro_lists_the_book_verdicts_by_part(tmp_path, monkeypatch):
 
     monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
     ((line, rows),) = reproduce.verdict_overview("smoke")
-    assert rows == [] and "make reproduce SCALE=smoke" in line
+    assert rows == [] and "make reproduce PRESET=smoke" in line
     write_chapter("sgd_remembers", "smoke", [
         Claim("spread", "26.5 pp", "8.6 pp", Finding(Verdict.QUALITATIVELY), rule="r"),
         Claim("fits", "yes", "4 of 5", Finding(Verdict.NOT_TESTED, ": one does not"), rule="r")])

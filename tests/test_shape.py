@@ -10,7 +10,7 @@ from scipy.optimize import brentq
 from synthetic import regression_problem, rel
 
 from fibook.claims import Verdict
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 from fibook.shape import claims, diagonal, interpolators, sparse_recovery
 from fibook.shape import training as G
 
@@ -239,7 +239,7 @@ def test_figure71_transitions_shift_by_the_effective_scale_and_the_curves_collap
 
 
 def test_figure71_gd_points_check_the_smallest_and_largest_shape_over_one_kappa_window():
-    sc = get_scale("book").shape
+    sc = get_preset("book").shape
     alphas = sparse_recovery.figure71_alphas(sc)
     points = sparse_recovery.figure71_gd_points(sc)
     assert sorted({s for _, s in points}) == [sc.shapes[0], sc.shapes[-1]] == [0.0, 0.99]
@@ -277,7 +277,7 @@ def test_paper_gd_stops_at_the_training_mse_and_sees_only_kappa():
     assert rel(same_alpha.beta, a.beta) > 1e-2
     capped = G.paper_gd(data, 0.05, 0.0, max_steps=2000)
     assert not capped.stopped and capped.steps == 2000 and n == 20
-    sc = get_scale("smoke").shape
+    sc = get_preset("smoke").shape
     checks = G.figure71_gd_checks(sc, sparse_recovery.figure71_data(sc))
     assert [(c.alpha, c.s) for c in checks] == sparse_recovery.figure71_gd_points(sc)
     assert [c.s for c in checks] == [0.0, 0.9]

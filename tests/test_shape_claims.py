@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from fibook.claims import Finding, Verdict, not_thresholded
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 from fibook.shape import claims
 
 UP, DOWN = 1 + 1e-6, 1 - 1e-6  # relative nudges across a floor or factor
 
 
 def small_scale():
-    """A scale named 'x' whose sizes appear in the rows: N = 7, d = 11 small problems, d = 40, N = 9 large."""
-    s = get_scale("smoke")
+    """A preset named 'x' whose sizes appear in the rows: N = 7, d = 11 small problems, d = 40, N = 9 large."""
+    s = get_preset("smoke")
     return replace(s, name="x", shape=replace(s.shape, n_small=7, d_small=11, d=40, n_train=9))
 
 
@@ -88,7 +88,7 @@ def test_diagonal_rows_read_first_and_last_shape_and_the_largest_errors():
     assert [r.claim for r in rows][2] == "larger shape moves the transition to smaller α (s = 0 vs 0.99)"
     assert rows[0].ours == "max relative gap < 1e-9 on N = 7, d = 11, 3 (α, s)"
     assert rows[1].ours == "same κ: ‖Δβ‖ 2.0e-09; same α: ‖Δβ‖ = 0.28"
-    assert rows[2].ours == "3.0e-03 vs 2.0e-04 (midpoint crossing, 'x' scale, seed-1993 data)"
+    assert rows[2].ours == "3.0e-03 vs 2.0e-04 (midpoint crossing, 'x' preset, seed-1993 data)"
     assert rows[3].ours == "0.0200 → 0.8600; min-ℓ1 0.0110, min-ℓ2 0.8590"
     assert rows[5].ours == "population-error gap ≤ 2.0e-03 at 3 grid points, s ∈ {0, 0.99} (curve range 0.84)"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (a shift of 1.2 decades)", "yes", "no", "yes"]
@@ -105,7 +105,7 @@ def test_diagonal_rows_without_a_sparse_regime_say_why_and_name_no_transition():
         err_l2=0.764, collapse=1e-3, gd_gaps=[1e-3, 2e-3], gd_shapes=[0.0, 0.9],
         gd_stopped=[False, True])
     assert rows[2].claim == "larger shape moves the transition to smaller α (s = 0 vs 0.9)"
-    assert rows[2].ours == "no transition vs no transition (midpoint crossing, 'x' scale, seed-1993 data)"
+    assert rows[2].ours == "no transition vs no transition (midpoint crossing, 'x' preset, seed-1993 data)"
     assert [r.verdict for r in rows] == [Verdict.YES, Verdict.YES, Verdict.NOT_TESTED, Verdict.NOT_TESTED, Verdict.YES,
                                          Verdict.NOT_TESTED]
 

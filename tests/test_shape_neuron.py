@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from synthetic import regression_problem, rel
 
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 from fibook.shape import interpolators, neuron, sparse_recovery
 from fibook.shape import training as G
 
@@ -157,9 +157,9 @@ def test_many_neurons_reach_the_summed_formula_as_equal_delta_inits_vanish_and_n
 
 
 def test_figure71_data_follows_the_paper_settings():
-    sc = get_scale("book").shape
+    sc = get_preset("book").shape
     assert (sc.d, sc.n_train, sc.sparsity, sc.noise_var) == (1000, 100, 5, 0.01)
-    data = sparse_recovery.figure71_data(get_scale("smoke").shape)
+    data = sparse_recovery.figure71_data(get_preset("smoke").shape)
     assert np.count_nonzero(data.beta_star) == 5
     np.testing.assert_allclose(data.beta_star[data.beta_star != 0], 1 / np.sqrt(5))
     np.testing.assert_allclose(data.y_test, data.X_test @ data.beta_star)

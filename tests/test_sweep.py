@@ -15,7 +15,7 @@ from fibook.__main__ import main
 from fibook.forgetting import experiments, results, sweep
 from fibook.forgetting.experiments import Experiment, run_id, runs
 from fibook.forgetting.train import TrainConfig
-from fibook.scales import SCALE_NAMES, get_scale
+from fibook.presets import PRESET_NAMES, get_preset
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def store(tmp_path, monkeypatch):
 
 
 def record(i, status="ok", experiment="x", **config):
-    """A valid record of run ``i`` (sigma_w = 0.1 (i + 1)) of ``experiment`` at the smoke scale."""
+    """A valid record of run ``i`` (sigma_w = 0.1 (i + 1)) of ``experiment`` at the smoke preset."""
     r = rec(0.1 * (i + 1), 0, 0.5, 1, 1.0, status=status, experiment=experiment, **config)
     if status == "failed":
         return dataclasses.replace(r, summary=None, history=None, layer_names=None,
@@ -64,7 +64,7 @@ def test_repair_refuses_a_broken_line_that_is_not_the_tail(store):
     with pytest.raises(results.CorruptResultsError, match="line 2"):
         results.read_records(path)
     with pytest.raises(results.CorruptResultsError, match="line 2 is bad but valid records follow; run "
-                                                          r"`python -m fibook repair x --scale smoke --line 2`"):
+                                                          r"`python -m fibook repair x --preset smoke --line 2`"):
         results.repair(path)
     assert len(path.read_bytes().splitlines()) == 3  # nothing was dropped
     with pytest.raises(results.ResultsError, match="line 3 is a valid record; only a bad line is set aside"):
@@ -94,7 +94,7 @@ def test_run_ids_are_stable_and_distinct():
 
 
 def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sweep():
-    f, g = get_scale("book").forgetting, experiments.grids("book")
+    f, g = get_preset("book").forgetting, experiments.grids("book")
     configs = runs("seed_noise", "book")
     assert sorted({(c.seed, c.sigma_w) for c in configs}) == sorted(
         (seed, s) for seed in g.noise_seeds for s in g.quick_sigma_w)
@@ -158,7 +158,7 @@ def test_divergence_and_failure_are_recorded_and_the_sweep_goes_on(store, monkey
 @pytest.mark.fmnist
 def test_sigkill_mid_sweep_then_rerun_records_every_run_exactly_once(store):
     env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet"]
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--preset", "smoke", "--quiet"]
     path = results.results_path("optimizers", "smoke")
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -201,9 +201,9 @@ def test_cli_rejects_bad_arguments_with_the_allowed_values(capsys, store):
         main(["sweep", "depth", "--device", "tpu"])
     assert "unknown device 'tpu'; choose one of: auto, cpu, cuda" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["status", "depth", "--scale", "huge"])
+        main(["status", "depth", "--preset", "huge"])
     assert "choose one of: smoke, book, gpu, paper" in capsys.readouterr().err
-    assert main(["repair", "depth", "--scale", "smoke"]) == 0
+    assert main(["repair", "depth", "--preset", "smoke"]) == 0
     assert "nothing to repair" in capsys.readouterr().out
 
 
@@ -278,7 +278,7 @@ def test_failed_runs_make_the_command_fail_and_show_the_first_error(store, monke
         raise RuntimeError("simulated crash")
 
     monkeypatch.setattr(sweep, "train_population", crash)
-    assert main(["sweep", "sgd_remembers", "--scale", "smoke", "--quiet"]) == 1
+    assert main(["sweep", "sgd_remembers", "--preset", "smoke", "--quiet"]) == 1
     captured = capsys.readouterr()
     assert "failed 2" in captured.out
     assert "2 run(s) failed; the first (sgd, lr 0.05, sigma_w 0.1, seed 0): RuntimeError: simulated crash" in \
@@ -318,7 +318,7 @@ def test_store_and_cluster_faults_are_one_clear_error_each(store, monkeypatch, c
     """(6) OSError, NotADirectoryError, IsADirectoryError, PermissionError tracebacks."""
     _no_training(monkeypatch)
     with pytest.raises(SystemExit) as exit_info:
-        main(["sweep", "sgd_remembers", "--scale", "smoke", "--quiet", "--cluster", "tcp://127.0.0.1:1",
+        main(["sweep", "sgd_remembers", "--preset", "smoke", "--quiet", "--cluster", "tcp://127.0.0.1:1",
               "--worker-timeout", "1"])
     assert exit_info.value.code == 2
     assert "no Dask scheduler answered at tcp://127.0.0.1:1 within 1 s" in capsys.readouterr().err
@@ -328,7 +328,7 @@ def test_store_and_cluster_faults_are_one_clear_error_each(store, monkeypatch, c
     assert f"data root '{a_file}' is a file" in capsys.readouterr().err
     (store / "depth" / "smoke.jsonl").mkdir(parents=True)
     with pytest.raises(SystemExit):
-        main(["status", "depth", "--scale", "smoke"])
+        main(["status", "depth", "--preset", "smoke"])
     assert "smoke.jsonl is a folder" in capsys.readouterr().err
     path = store / "x" / "smoke.jsonl"
     results.append_record(path, record(0))
@@ -367,7 +367,7 @@ def test_sweep_arguments_of_the_wrong_type_are_explained(store, kwargs, message)
 def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_runs(store, workers):
     """(10) Ctrl-C printed up to 5 tracebacks in about 90 lines."""
     env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet",
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--preset", "smoke", "--quiet",
            "--workers", str(workers)]
     # Ctrl-C's default action, as in a terminal, even when this test runs as a background job (which ignores SIGINT)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -401,22 +401,22 @@ def test_ctrl_c_between_a_records_write_and_its_count_still_counts_it(store, mon
 
 
 def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
-    for scale in SCALE_NAMES:
-        g = experiments.grids(scale)
+    for preset in PRESET_NAMES:
+        g = experiments.grids(preset)
         for name in experiments.EXPERIMENTS:
-            configs = runs(name, scale)
-            assert configs and len({run_id(c) for c in configs}) == len(configs), (name, scale)
-        assert {c.lr for c in runs("sgd_remembers", scale)} == {g.sgd_lr}
-        assert {c.epochs for c in runs("long_training", scale)} == set(g.long_epochs)
-        assert {c.sigma_w for c in runs("depth", scale)} == set(g.quick_sigma_w)
+            configs = runs(name, preset)
+            assert configs and len({run_id(c) for c in configs}) == len(configs), (name, preset)
+        assert {c.lr for c in runs("sgd_remembers", preset)} == {g.sgd_lr}
+        assert {c.epochs for c in runs("long_training", preset)} == set(g.long_epochs)
+        assert {c.sigma_w for c in runs("depth", preset)} == set(g.quick_sigma_w)
     monkeypatch.delitem(experiments.GRIDS, "gpu")
-    with pytest.raises(ValueError, match="scale 'gpu' has no Part I grids; add an entry to GRIDS"):
+    with pytest.raises(ValueError, match="preset 'gpu' has no Part I grids; add an entry to GRIDS"):
         runs("optimizers", "gpu")
 
 
-@pytest.mark.parametrize("scale", ["book", "gpu"])
-def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_that_acts(scale):
-    configs = experiments.arm_configs("adaptive_clock", scale)
+@pytest.mark.parametrize("preset", ["book", "gpu"])
+def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_that_acts(preset):
+    configs = experiments.arm_configs("adaptive_clock", preset)
     by_optimizer = {}
     for c in configs:
         by_optimizer.setdefault(c.optimizer, []).append(c)
@@ -428,14 +428,14 @@ def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_tha
         assert 1e-5 <= c.lr * c.weight_decay <= 1e-3 and experiments.planned_clocks(c)[1]["T_L2"] > 0
     muon = sorted(experiments.planned_clocks(c)[1]["T_adapt"] for c in by_optimizer["muon"])
     assert len(muon) == 2 and muon[0] < muon[1]
-    optimizers = {run_id(c) for c in runs("optimizers", scale) if c.optimizer in ("adam", "muon")}
-    reused = {run_id(c) for c in runs("adaptive_clock", scale)} & optimizers
-    assert {c.optimizer for c in runs("adaptive_clock", scale) if run_id(c) in reused} == {"adam", "muon"}
+    optimizers = {run_id(c) for c in runs("optimizers", preset) if c.optimizer in ("adam", "muon")}
+    reused = {run_id(c) for c in runs("adaptive_clock", preset)} & optimizers
+    assert {c.optimizer for c in runs("adaptive_clock", preset) if run_id(c) in reused} == {"adam", "muon"}
 
 
-@pytest.mark.parametrize("scale", ["book", "gpu"])
-def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shrink(scale):
-    configs = experiments.arm_configs("l2_clock", scale)
+@pytest.mark.parametrize("preset", ["book", "gpu"])
+def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shrink(preset):
+    configs = experiments.arm_configs("l2_clock", preset)
     assert {c.optimizer for c in configs} == {"sgd"} and len({c.lr for c in configs}) == 1  # one learning rate
     t_l2 = {(c.weight_decay, c.epochs): experiments.planned_clocks(c)[1]["T_L2"] for c in configs}
     decayed = [t for (wd, _), t in t_l2.items() if wd > 0]
@@ -446,38 +446,38 @@ def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shri
     assert len(set(rounded)) < len(rounded)  # one T_L2 reached by two (lambda, length) pairs
 
 
-@pytest.mark.parametrize("scale", ["book", "gpu"])
-def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(scale):
-    g = experiments.grids(scale)
-    configs = runs("seeds", scale)
+@pytest.mark.parametrize("preset", ["book", "gpu"])
+def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(preset):
+    g = experiments.grids(preset)
+    configs = runs("seeds", preset)
     assert {c.seed for c in configs} == set(g.noise_seeds) and {c.sigma_w for c in configs} == set(g.quick_sigma_w)
     assert {c.optimizer for c in configs} == {"sgd", "adam", "adamw", "muon"}  # momentum SGD is not a headline arm
-    longest_adam = max(experiments.planned_clocks(c)[1]["T_adapt"] for c in runs("adaptive_clock", scale)
+    longest_adam = max(experiments.planned_clocks(c)[1]["T_adapt"] for c in runs("adaptive_clock", preset)
                        if c.optimizer == "adam")
     assert max(experiments.planned_clocks(c)[1]["T_adapt"] for c in configs if c.optimizer == "adam") == longest_adam
-    longest_l2 = max(experiments.planned_clocks(c)[1]["T_L2"] for c in runs("l2_clock", scale))
+    longest_l2 = max(experiments.planned_clocks(c)[1]["T_L2"] for c in runs("l2_clock", preset))
     assert max(experiments.planned_clocks(c)[1]["T_L2"] for c in configs if c.optimizer == "sgd") == \
-        pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", scale)[-1])[1]["T_L2"]))
+        pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", preset)[-1])[1]["T_L2"]))
 
 
-@pytest.mark.parametrize("scale", ["smoke", "book", "gpu"])
-def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the_noise_seeds(scale):
-    g = experiments.grids(scale)
-    configs = runs("clock_ladder", scale)
+@pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
+def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the_noise_seeds(preset):
+    g = experiments.grids(preset)
+    configs = runs("clock_ladder", preset)
     assert {c.optimizer for c in configs} == {"adam"} and {c.seed for c in configs} == set(g.noise_seeds)
     assert {c.sigma_w for c in configs} == set(g.quick_sigma_w)
     clocks = {(c.lr, c.epochs): experiments.planned_clocks(c)[1]["T_adapt"] for c in configs}
     assert len(clocks) == len(g.clock_ladder) >= 2
     assert max(clocks.values()) == pytest.approx(min(clocks.values()), rel=1e-9)  # one clock
-    if scale != "smoke":
+    if preset != "smoke":
         assert max(lr for lr, _ in clocks) / min(lr for lr, _ in clocks) == pytest.approx(10)  # a decade of rates
-    expected = g.fixed_clock_precision or runs("adaptive_clock", scale)[0].precision
+    expected = g.fixed_clock_precision or runs("adaptive_clock", preset)[0].precision
     assert {c.precision for c in configs} == {expected}
 
 
-@pytest.mark.parametrize("scale", ["smoke", "book", "gpu"])
-def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(scale):
-    configs = experiments.arm_configs("tsgd_pair", scale)
+@pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
+def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(preset):
+    configs = experiments.arm_configs("tsgd_pair", preset)
     assert len(configs) == 2 and {c.optimizer for c in configs} == {"sgd"} and len({c.lr for c in configs}) == 1
     (small_steps, small), (big_steps, big) = sorted(experiments.planned_clocks(c) for c in configs)
     # equal up to the partial batch each epoch drops (45,000 images: 703 steps at b = 64, 2 x 351 at b = 128)
@@ -491,7 +491,7 @@ def test_the_lock_holds_when_the_results_file_is_replaced_mid_sweep(store):
     """A sweep locked the file it opened first; `cp F F.new && mv F.new F` (git checkout, rsync, an editor) left a
     new file unlocked, and a second sweep trained 9 runs twice (21 lines for 12 runs)."""
     env = {**os.environ, "FIBOOK_RESULTS": str(store), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--scale", "smoke", "--quiet"]
+    cmd = [sys.executable, "-m", "fibook", "sweep", "optimizers", "--preset", "smoke", "--quiet"]
     path = results.results_path("optimizers", "smoke")
     first = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)

@@ -10,13 +10,13 @@ import torch.nn.functional as F
 from fibook.forgetting import data, experiments, metrics
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
 from fibook.forgetting.train import TrainConfig, train
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 pytestmark = pytest.mark.slow
 
 
 def smoke_config(**kw):
-    s = get_scale("smoke").forgetting
+    s = get_preset("smoke").forgetting
     base = dict(dataset=s.data.dataset, width=s.width, epochs=s.epochs, n_train=s.data.n_train,
                 n_val=s.data.n_val, n_test=s.data.n_test, lr=0.05, precision=s.precision)
     return TrainConfig(**{**base, **kw})

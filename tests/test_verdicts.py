@@ -1,5 +1,5 @@
-"""Verdicts as records: the Verdict and Finding of a rule, rules with thresholds, the per-scale verdict file, the
-diff of two scales, the table a chapter shows; and the rule catalogue of the appendix."""
+"""Verdicts as records: the Verdict and Finding of a rule, rules with thresholds, the per-preset verdict file, the
+diff of two presets, the table a chapter shows; and the rule catalogue of the appendix."""
 
 import json
 import multiprocessing
@@ -104,7 +104,7 @@ def test_markdown_table_escapes_pipes_and_newlines():
 
 def test_claim_rows_have_the_four_columns():
     rows = table_rows([Claim("c", "26.5 pp", "8.6 pp (book)", Finding(Verdict.QUALITATIVELY))])
-    assert list(rows[0]) == ["claim", "paper's number", "ours (scale, dataset, model)", "agrees?"]
+    assert list(rows[0]) == ["claim", "paper's number", "ours (preset, dataset, model)", "agrees?"]
 
 
 def test_a_rule_given_as_a_function_records_its_name_and_threshold_values():
@@ -147,7 +147,7 @@ def test_write_replaces_one_chapters_rows_and_keeps_the_others(tmp_path):
     assert list(data["chapters"]) == ["a", "b"]
     assert [r["verdict"] for r in data["chapters"]["b"]] == ["qualitatively", "yes"]
     assert data["chapters"]["a"][0] | {"thresholds": None} == {
-        "chapter": "a", "scale": "smoke", "verdict": "no", "claim": "claim 1", "paper": "p", "ours": "o",
+        "chapter": "a", "preset": "smoke", "verdict": "no", "claim": "claim 1", "paper": "p", "ours": "o",
         "agrees": "no", "rule": "r", "thresholds": None, "runs": [], "key": "claim 1"}
 
 
@@ -161,19 +161,19 @@ def test_an_unchanged_chapter_leaves_the_file_untouched(tmp_path):
     assert path.stat().st_mtime_ns == touched and touched >= before
 
 
-def test_a_file_of_another_scale_is_refused(tmp_path):
+def test_a_file_of_another_preset_is_refused(tmp_path):
     path = tmp_path / "book.json"
     write_chapter("a", "book", rows_of((1, "yes")), path)
-    with pytest.raises(ValueError, match="holds scale 'book'"):
+    with pytest.raises(ValueError, match="holds preset 'book'"):
         write_chapter("a", "smoke", rows_of((1, "yes")), path)
 
 
 def test_a_broken_verdict_file_says_so_and_a_missing_one_names_the_command(tmp_path):
     bad = tmp_path / "book.json"
-    bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "maybe", "chapter": "a"}]}}))
+    bad.write_text(json.dumps({"preset": "book", "chapters": {"a": [{"agrees": "maybe", "chapter": "a"}]}}))
     with pytest.raises(ValueError, match="is not a verdict file"):
         read_verdicts(bad)
-    bad.write_text(json.dumps({"scale": "book", "chapters": {"a": [{"agrees": "yes", "verdict": "no",
+    bad.write_text(json.dumps({"preset": "book", "chapters": {"a": [{"agrees": "yes", "verdict": "no",
                                                                        "chapter": "a"}]}}))
     with pytest.raises(ValueError, match="'yes' does not begin with the verdict 'no'"):
         read_verdicts(bad)
@@ -181,10 +181,22 @@ def test_a_broken_verdict_file_says_so_and_a_missing_one_names_the_command(tmp_p
         read_verdicts(tmp_path / "gpu.json")
 
 
-def test_a_missing_scale_names_the_command_that_writes_it(tmp_path, monkeypatch):
+def test_a_missing_preset_names_the_command_that_writes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("FIBOOK_VERDICTS", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="make reproduce SCALE=gpu"):
+    with pytest.raises(FileNotFoundError, match="make reproduce PRESET=gpu"):
         read_verdicts("gpu")
+
+
+def test_a_file_written_under_the_former_name_scale_reads_as_preset(tmp_path):
+    old = tmp_path / "gpu.json"
+    old.write_text(json.dumps({"scale": "gpu", "chapters": {"a": [
+        {"chapter": "a", "scale": "gpu", "verdict": "yes", "claim": "c", "paper": "p", "ours": "o", "agrees": "yes",
+         "rule": "r", "thresholds": {}, "runs": [], "key": "c"}]}}))
+    data = read_verdicts(old)
+    assert data["preset"] == "gpu" and data["chapters"]["a"][0]["preset"] == "gpu"
+    assert "scale" not in data and "scale" not in data["chapters"]["a"][0]
+    write_chapter("b", "gpu", rows_of((1, "no")), old)  # rewritten under the new name
+    assert json.loads(old.read_text())["preset"] == "gpu"
 
 
 def _write(path, chapter):
@@ -283,14 +295,14 @@ def test_the_book_verdict_file_is_what_the_stored_chapters_show():
     from fibook.reproduce import chapters
 
     data = read_verdicts(PROJECT_ROOT / "data" / "verdicts" / "book.json")
-    assert data["scale"] == "book"
+    assert data["preset"] == "book"
     with_claims = [PROJECT_ROOT / c for c in chapters() if "claims_table(" in (PROJECT_ROOT / c).read_text()]
     assert len(with_claims) >= 11
     assert sorted(data["chapters"]) == sorted(p.stem for p in with_claims)
     for path in with_claims:
         rows = data["chapters"][path.stem]
         assert [r["agrees"] for r in rows] == stored_claims_tables(path), path.stem
-        assert all(r["rule"] and r["scale"] == "book" for r in rows), path.stem
+        assert all(r["rule"] and r["preset"] == "book" for r in rows), path.stem
 
 
 TOY_CLAIMS = '''

@@ -75,11 +75,11 @@ def arm_label(config: TrainConfig, show: Sequence[str] = ("optimizer", "lr", "we
     return f"{name} ({', '.join(parts)})" if parts else name
 
 
-def setting(config: TrainConfig, scale: str, show: Sequence[str] = ("arch", "epochs")) -> str:
+def setting(config: TrainConfig, preset: str, show: Sequence[str] = ("arch", "epochs")) -> str:
     """Where a number was measured, for a claims table: ``book: fashion_mnist, ResNet-9 w16, 40 epochs``;
     ``show`` picks the parts after the dataset (see :func:`config_part`)."""
     parts = [p for p in (config_part(config, k) for k in show) if p]
-    return ", ".join([f"{scale}: {config.dataset}", *parts])
+    return ", ".join([f"{preset}: {config.dataset}", *parts])
 
 
 UNSTABLE = " [unstable]"  # the mark every table's label of an unstable arm carries

@@ -31,7 +31,7 @@ only the ``clock_ladder`` and ``tsgd_pair`` rules were fixed before their data.
 
 Every :class:`~fibook.claims.Claim` names its ``rule`` (the function below that decided it, marked with the
 thresholds it reads), the ``runs`` it read (results-store record ids) and, where its text carries numbers of
-the scale, a ``key`` that names it across scales. A row whose runs have not finished says "not tested yet" under
+the preset, a ``key`` that names it across presets. A row whose runs have not finished says "not tested yet" under
 the rule of the row it stands for.
 
 =================================  ==========================================================================
@@ -158,10 +158,10 @@ FIXED = {
 
 def unjudged(*diffs: stats.Estimate | None) -> Finding | None:
     """None when every difference has an error bar, else the verdict that replaces the comparison: ``not tested:
-    no error bar ...`` (a one-seed arm at a scale with no pooled seed std: noise cannot be told from an effect)."""
+    no error bar ...`` (a one-seed arm at a preset with no pooled seed std: noise cannot be told from an effect)."""
     if all(d is None or d.has_error_bar for d in diffs):
         return None
-    return Finding(Verdict.NOT_TESTED, ": no error bar (one seed and no pooled seed std at this scale), so a "
+    return Finding(Verdict.NOT_TESTED, ": no error bar (one seed and no pooled seed std at this preset), so a "
                    "difference cannot be judged beyond noise")
 
 
@@ -255,7 +255,7 @@ def seeded_twin(a: Arm, quick: Sequence[Arm]) -> Arm | None:
     return None
 
 
-def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | None,
+def optimizer_claims(arm_list: Sequence[Arm], preset: str, noise: NoiseFloor | None,
                      long_clock: Sequence[Arm] = (), quick_sgd: Arm | None = None,
                      quick: Sequence[Arm] = ()) -> list[Claim]:
     """The ``optimizers`` chapter's rows: each method's spread against SGD's (:func:`erases`), the same for the
@@ -274,13 +274,13 @@ def optimizer_claims(arm_list: Sequence[Arm], scale: str, noise: NoiseFloor | No
     def ours(a: Arm, reference: Arm = sgd) -> str:
         clock, value = a.clock()
         return (f"{spread_estimate(a, noise)} ({clock} = {value:.3g} at the selected checkpoints; "
-                f"{interpolating(a)}) vs SGD {spread_estimate(reference, noise)}; {setting(a.config, scale)}")
+                f"{interpolating(a)}) vs SGD {spread_estimate(reference, noise)}; {setting(a.config, preset)}")
 
     claims = []
     for key, paper, claim in OPTIMIZER_CLAIMS:
         a = by_key.get(key)
         if a is None:
-            claims.append(Claim(claim, paper, f"not run yet at scale '{scale}'", NOT_YET, rule=erases))
+            claims.append(Claim(claim, paper, f"not run yet at preset '{preset}'", NOT_YET, rule=erases))
             continue
         q = seeded_twin(a, quick) if quick_sgd is not None else None
         if q is None:
@@ -443,7 +443,7 @@ def _row(claim: str, paper: str, finished: Finished, needed: bool, decide: Calla
         if finished.finished_runs < finished.total_runs:
             return Claim(claim, paper, f"not finished ({finished.progress})", NOT_YET, rule=decide)
         return Claim(claim, paper, f"{finished.line}",
-                     Finding(Verdict.NOT_TESTED, f": the grid of this scale lacks {needs}"),
+                     Finding(Verdict.NOT_TESTED, f": the grid of this preset lacks {needs}"),
                      rule=decide, runs=run_ids(*finished.arms))
     text, verdict, used = ours()
     return Claim(claim, paper, text, verdict, rule=decide, runs=run_ids(*used))
@@ -460,13 +460,13 @@ def l2_rows(l2_clock: Finished) -> dict[str, list[Arm]]:
 
 
 def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch: Finished, lrs: Sequence[float],
-                         wds: Sequence[float], scale: str, noise: NoiseFloor | None) -> list[Claim]:
+                         wds: Sequence[float], preset: str, noise: NoiseFloor | None) -> list[Claim]:
     """The ``time_lr_l2_batch`` chapter's rows: longer training (:func:`keeps_spread`, shortest against longest
     arm), L2 at a large rate (:func:`l2_erases`, on the ``l2_lr`` grid ``lrs`` x ``wds``), more L2 at a fixed
     rate (:func:`falls_with_l2`) and L2 against its lambda = 0 control (:func:`l2_lowers`) on ``l2_clock``,
     batch size (:func:`rises_with_batch`, over the arms whose selected predictors interpolate)."""
     def where(f: Finished, show):
-        return setting(f.arms[0].config, scale, show=show)
+        return setting(f.arms[0].config, preset, show=show)
 
     long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
     batch_arms = sorted(batch.arms, key=lambda a: a.config.batch_size)
@@ -560,7 +560,7 @@ def scales_logits(logit_error: float) -> Finding:
 
 
 def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosines: Sequence[float],
-                    logit_error: float, scale: str, width: int) -> list[Claim]:
+                    logit_error: float, preset: str, width: int) -> list[Claim]:
     """The ``question`` chapter's rows: the paper's two quoted T_SGD values recomputed (:func:`matches_quoted`),
     BatchNorm scale invariance (:func:`scale_invariant`) and sigma_w scaling the initial logits (relative
     deviation below ``LOGIT_FLOOR``, float32)."""
@@ -576,7 +576,7 @@ def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosine
               invariant, rule=scale_invariant),
         Claim("at initialization σ_w only scales the logits", "mechanism (fibook's reading)",
               f"logits(σ_w) = σ_w · logits(1) to {below(logit_error, LOGIT_FLOOR)} relative with BatchNorm ε "
-              f"negligible (float32, {scale} ResNet-9 w{width}, training-mode BatchNorm)",
+              f"negligible (float32, {preset} ResNet-9 w{width}, training-mode BatchNorm)",
               scales_logits(logit_error), rule=scales_logits),
     ]
 
@@ -651,7 +651,7 @@ WHOLE_RUN = "the paper's reading (best validation loss over the whole run); the 
 
 
 def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: Finished,
-                         scale: str, floor: NoiseFloor | None) -> list[Claim]:
+                         preset: str, floor: NoiseFloor | None) -> list[Claim]:
     """The ``sgd_remembers`` chapter's rows, each run read over the second half of training (``late_arm``,
     ``late_noise``, selection ``late``: the book's one reading) and at the paper's validation-selected checkpoint
     over the whole run (``arm``, ``noise``): the spread (:func:`large_spread`, a one-seed spread with the error
@@ -659,7 +659,7 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
     radial memory (:func:`radial_kept`), and the spread against seed noise (:func:`above_seed_noise`, on the
     ``seed_noise`` experiment's one arm once it has finished). Every spread row needs every sigma_w's selected
     predictor to interpolate (:func:`condition`)."""
-    where = setting(arm.config, scale, show=("arch", "epochs", "lr"))
+    where = setting(arm.config, preset, show=("arch", "epochs", "lr"))
     paper = "26.5 pp (CIFAR-10, ResNet-9, 300 ep)"
 
     def headline(a: Arm, late: bool) -> Claim:
@@ -720,7 +720,7 @@ def deep_nets_fail(deep: Sequence[Arm]) -> Finding:
     return Finding(Verdict.QUALITATIVELY)
 
 
-def depth_claims(depth: Finished, scale: str) -> list[Claim]:
+def depth_claims(depth: Finished, preset: str) -> list[Claim]:
     """The ``depth`` chapter's row: deeper ResNets failing to interpolate at large sigma_w
     (:func:`deep_nets_fail`), arms listed from the shallowest."""
     arms = sorted(depth.arms, key=lambda a: int(a.config.arch.removeprefix("resnet")))
@@ -731,7 +731,7 @@ def depth_claims(depth: Finished, scale: str) -> list[Claim]:
     ours = "; ".join(f"{a.config.arch}: reaches 99.5 % train accuracy at some epoch at {sum(a.interpolated)} of "
                      f"{len(a.sigmas)} σ_w (at the selected checkpoint: {sum(a.selected_interpolated)})"
                      for a in arms)
-    return [Claim(claim, paper, f"{ours} ({setting(arms[0].config, scale, show=('epochs', 'lr'))})",
+    return [Claim(claim, paper, f"{ours} ({setting(arms[0].config, preset, show=('epochs', 'lr'))})",
                   deep_nets_fail(deep), rule=deep_nets_fail, runs=run_ids(*arms))]
 
 
@@ -767,7 +767,7 @@ def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> Finding:
     if stats.equivalent(d, EQUIVALENCE_PP):
         return noted(Finding(Verdict.YES, f": equal within ±{EQUIVALENCE_PP:g} pp"), a, b)
     if stats.differs(d):
-        return noted(Finding(Verdict.NO, f": the spreads differ, {d}, at this scale (the paper's own setting is not "
+        return noted(Finding(Verdict.NO, f": the spreads differ, {d}, at this preset (the paper's own setting is not "
                                          "run here)"), a, b)
     return noted(Finding(Verdict.NOT_RESOLVED, f": {d} is neither shown within ±{EQUIVALENCE_PP:g} pp nor away "
                                                  "from 0"), a, b)
@@ -815,7 +815,7 @@ def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) ->
 
 
 def pair_change(a: Arm, b: Arm) -> str:
-    """How two arms of an equal-clock pair differ, the same at every scale: from the arm with the larger rate (then
+    """How two arms of an equal-clock pair differ, the same at every preset: from the arm with the larger rate (then
     L2, batch, epochs) to the other, the factor of each setting that changes, e.g. ``lr ×0.5, epochs ×2``."""
     first, second = sorted((a.config, b.config), key=lambda c: (-c.lr, -c.weight_decay, -c.batch_size, -c.epochs))
     return ", ".join(f"{name} ×{getattr(second, name) / getattr(first, name):.3g}"

@@ -31,7 +31,7 @@ from fibook.forgetting.loading import pooled_arms
 from fibook.forgetting.noise import NoiseFloor, SpreadEstimate, spread_estimate
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.forgetting.train import TrainConfig
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 
 def mechanism(config: TrainConfig) -> str:
@@ -89,11 +89,11 @@ def clock_point(experiment: str, arm: Arm, noise: NoiseFloor | None, momentum: s
                       arm.run_clock(momentum)[1], spread_estimate(arm, noise), momentum)
 
 
-def collapse_points(scale: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9",
+def collapse_points(preset: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9",
                     momentum: str = "effective") -> list[ClockPoint]:
     """Every arm of :func:`~fibook.forgetting.loading.pooled_arms` as a :class:`ClockPoint` (momentum SGD's clock read
     by ``momentum``), ordered by clock, then by its value."""
-    points = [clock_point(experiment, a, noise, momentum) for experiment, a in pooled_arms(scale, selection, arch)]
+    points = [clock_point(experiment, a, noise, momentum) for experiment, a in pooled_arms(preset, selection, arch)]
     return sorted(points, key=lambda p: (p.clock, p.value))
 
 
@@ -145,9 +145,9 @@ def longest_clock_arms(points: Sequence[ClockPoint], mechanisms: Sequence[str] =
     return out
 
 
-def baseline_arm(points: Sequence[ClockPoint], scale: str) -> Arm | None:
-    """Low-learning-rate SGD at the scale's rate, b = 128 and length, among ``points`` (its quick-grid arm)."""
-    f, g = get_scale(scale).forgetting, grids(scale)
+def baseline_arm(points: Sequence[ClockPoint], preset: str) -> Arm | None:
+    """Low-learning-rate SGD at the preset's rate, b = 128 and length, among ``points`` (its quick-grid arm)."""
+    f, g = get_preset(preset).forgetting, grids(preset)
     for p in points:
         c = p.arm.config
         if (c.optimizer, c.lr, c.weight_decay, c.batch_size, c.epochs) == ("sgd", g.sgd_lr, 0.0, 128, f.epochs):

@@ -1,5 +1,5 @@
-"""What a Part I sweep costs: FLOPs counted from the models themselves, images from the scales (the
-introduction's cost table and the rerun table of every Part I chapter), and what reproducing a scale on a given
+"""What a Part I sweep costs: FLOPs counted from the models themselves, images from the presets (the
+introduction's cost table and the rerun table of every Part I chapter), and what reproducing a preset on a given
 device has left to do, with hours from a throughput measured there (:func:`reproduce_plan`).
 
 A run costs its training steps (forward + backward) and its evaluation passes: at epoch 0 and after every epoch
@@ -30,7 +30,7 @@ from fibook.forgetting.train import (
     resolve_device,
     train_step,
 )
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}
 YARDSTICK_TFLOPS = 100.0  # sustained training FLOP/s (x 1e12) that turns FLOPs into hours: a yardstick, not measured
@@ -85,13 +85,13 @@ def run_flops(config: TrainConfig) -> tuple[float, float]:
     return train * training_flops_per_image(*key), evaluation * forward_flops_per_image(*key)
 
 
-def sweep_cost(scale: str | None = None) -> list[dict]:
-    """Per experiment at ``scale``: the runs it adds (a run shared with an earlier experiment is counted there
+def sweep_cost(preset: str) -> list[dict]:
+    """Per experiment at ``preset``: the runs it adds (a run shared with an earlier experiment is counted there
     only, as the sweep engine reuses it), their training and evaluation images, and their FLOPs: ``train_flops``,
     ``eval_flops`` and the total ``flops``."""
     rows, seen = [], set()
     for name in EXPERIMENTS:
-        configs = [c for c in runs(name, get_scale(scale)) if run_id(c) not in seen]
+        configs = [c for c in runs(name, get_preset(preset)) if run_id(c) not in seen]
         seen.update(run_id(c) for c in configs)
         images = [run_images(c) for c in configs]
         flops = [run_flops(c) for c in configs]
@@ -109,19 +109,19 @@ def hours_at(flops: float, tflops: float = YARDSTICK_TFLOPS) -> float:
     return flops / (tflops * 1e12) / 3600
 
 
-def rerun_rows(experiments: list[str], scales: tuple[str, ...] = ("gpu", "paper"),
+def rerun_rows(experiments: list[str], presets: tuple[str, ...] = ("gpu", "paper"),
                tflops: float = YARDSTICK_TFLOPS) -> list[dict]:
-    """A chapter's rerun cost: for each of its ``experiments`` at each of ``scales``, the runs it adds (runs shared
+    """A chapter's rerun cost: for each of its ``experiments`` at each of ``presets``, the runs it adds (runs shared
     with an earlier experiment are counted there, as in :func:`sweep_cost`), their PFLOP (training and
     evaluation), and the hours at ``tflops`` sustained."""
     unknown = [e for e in experiments if e not in EXPERIMENTS]
     if unknown:
         raise ValueError(f"unknown experiment(s) {unknown}; choose from: {', '.join(EXPERIMENTS)}")
     rows = []
-    for scale in scales:
-        for r in sweep_cost(scale):
+    for preset in presets:
+        for r in sweep_cost(preset):
             if r["experiment"] in experiments:
-                rows.append({"experiment": r["experiment"], "scale": scale, "runs": r["runs"],
+                rows.append({"experiment": r["experiment"], "preset": preset, "runs": r["runs"],
                              "PFLOP (training + evaluation)": f"{r['flops'] / 1e15:,.1f}",
                              f"hours at {tflops:g} TFLOP/s": f"{hours_at(r['flops'], tflops):.3g}"})
     return rows
@@ -178,8 +178,8 @@ def calibrate(arch: str, width: int, dataset: str, precision: str, device: str) 
     return Throughput(train, evaluation)
 
 
-def reproduce_plan(scale: str | None = None, device: str = "auto", fuse: bool = False) -> list[dict]:
-    """What reproducing every Part I experiment of ``scale`` on ``device`` has left to do, one row per experiment:
+def reproduce_plan(preset: str, device: str = "auto", fuse: bool = False) -> list[dict]:
+    """What reproducing every Part I experiment of ``preset`` on ``device`` has left to do, one row per experiment:
     ``missing``, the runs a sweep there would train (:func:`.sweep.plan`: not in the experiment's results
     file, nor reusable from another experiment's; a run missing from several experiments is counted at the first,
     which trains it), their ``precision``, training ``images`` and ``eval_images``, ``flops`` (training and
@@ -188,7 +188,7 @@ def reproduce_plan(scale: str | None = None, device: str = "auto", fuse: bool = 
     dev = str(resolve_device(device))
     rows, seen = [], set()
     for name in EXPERIMENTS:
-        missing = [c for c in plan(name, scale, fuse, device).pending if run_id(c) not in seen]
+        missing = [c for c in plan(name, preset, fuse, device).pending if run_id(c) not in seen]
         seen.update(run_id(c) for c in missing)
         images = [run_images(c) for c in missing]
         seconds = 0.0

@@ -120,7 +120,7 @@ class DatasetSplits:
                n_test: int | None = None) -> DatasetSplits:
         """The stratified first-N images of each split (None keeps a split whole).
 
-        Normalization statistics stay those of the full training split, so scales differ only in N.
+        Normalization statistics stay those of the full training split, so presets differ only in N.
         """
         def cut(split: Split, n: int | None) -> Split:
             return split if n is None else split.take(stratified_first_n(split.y, n))

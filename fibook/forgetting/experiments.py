@@ -1,25 +1,25 @@
 """Part I experiments as data: each figure of the forgetting chapters is a named grid of training runs.
 
 An experiment is a list of *arms* (optimizer, learning rate, weight decay, batch size, architecture, epochs)
-crossed with a sigma_w grid and the scale's seeds. The sizes (data, width, epochs, main sigma_w grid, seeds)
-come from :mod:`fibook.scales`, the grids and rates of each experiment from :data:`GRIDS` here, so one name and
-one scale define the runs exactly; each run's id is a hash of its full config.
+crossed with a sigma_w grid and the preset's seeds. The sizes (data, width, epochs, main sigma_w grid, seeds)
+come from :mod:`fibook.presets`, the grids and rates of each experiment from :data:`GRIDS` here, so one name and
+one preset define the runs exactly; each run's id is a hash of its full config.
 
 ==================  ==========================================================================================
 ``sgd_remembers``   low-learning-rate SGD at b = 128 across the main sigma_w grid (test accuracy, interpolation,
                     weight norms, repair gap)
 ``optimizers``      SGD, momentum SGD, Adam, AdamW, Muon and SGD + L2 on the main grid
-``long_training``   low-learning-rate SGD trained for each of the scale's ``long_epochs``
+``long_training``   low-learning-rate SGD trained for each of the preset's ``long_epochs``
 ``l2_lr``           SGD over learning rate x L2 strength (the spread heatmap)
 ``batch_size``      low-learning-rate SGD at every batch size, the learning rate held fixed
 ``depth``           low-learning-rate SGD on ResNet-9 and deeper CIFAR ResNets
-``seed_noise``      low-learning-rate SGD over the scale's ``noise_seeds`` (how much of a spread is seed noise)
+``seed_noise``      low-learning-rate SGD over the preset's ``noise_seeds`` (how much of a spread is seed noise)
 ``adaptive_clock``  Adam, AdamW and Muon at (lr, epochs) pairs spanning T_adapt = sum eta (do adaptive methods
                     forget on their own clock?)
 ``l2_clock``        SGD + L2 at (lambda, epochs) pairs spanning T_L2 = lambda sum eta at one learning rate, with
                     lambda = 0 controls at each length (does L2 forget on its clock, apart from the rate?)
 ``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2) and the clock arms at their longest clock
-                    over the scale's ``noise_seeds`` on the quick grid: the error bars of the spreads
+                    over the preset's ``noise_seeds`` on the quick grid: the error bars of the spreads
 ``clock_ladder``    Adam at one T_adapt = sum eta reached by rates a decade apart (eta x epochs fixed), over the
                     ``noise_seeds``: does the clock or the rate do the forgetting?
 ``tsgd_pair``       low-learning-rate SGD at two (batch, epochs) of equal T_SGD = sum eta^2 / b and sum eta apart by
@@ -39,9 +39,9 @@ import torch
 from fibook.forgetting.data import train_split_size
 from fibook.forgetting.metrics import forgetting_clocks
 from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig, resolve_device, resolve_precision
-from fibook.scales import ForgettingScale, Scale, get_scale
+from fibook.presets import ForgettingPreset, Preset, get_preset
 
-CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the scale
+CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the preset
 ADAM_LR = 1e-3
 ADAMW_WEIGHT_DECAY = 1e-2
 MUON_LR = 0.02
@@ -49,13 +49,13 @@ MUON_LR = 0.02
 
 @dataclass(frozen=True)
 class Grids:
-    """Part I's grids and rates at one scale (the sizes they run at are the scale's, :mod:`fibook.scales`).
+    """Part I's grids and rates at one preset (the sizes they run at are the preset's, :mod:`fibook.presets`).
 
-    Learning rates that the paper sets for 300 CIFAR-10 epochs are replaced at the smaller scales by rates that
+    Learning rates that the paper sets for 300 CIFAR-10 epochs are replaced at the smaller presets by rates that
     reach similar forgetting clocks in fewer steps: ``sgd_lr`` is the "low-learning-rate SGD" rate of every
     experiment, ``l2`` the (lr, weight decay) of the SGD + L2 arm of ``optimizers`` (the paper's
     eta = lambda = 1e-2 give T_L2 = 9.36 over 93,600 steps). ``quick_sigma_w`` is the sigma_w grid of the costlier
-    sweeps (``long_training``, ``l2_lr``, ``batch_size``, ``depth``, ``seed_noise``; the others run the scale's
+    sweeps (``long_training``, ``l2_lr``, ``batch_size``, ``depth``, ``seed_noise``; the others run the preset's
     main grid). Per experiment: ``long_epochs`` the training lengths of ``long_training``, ``lr_grid`` x
     ``wd_grid`` the heatmap of ``l2_lr``, ``batch_sizes`` those of ``batch_size``, ``depths`` the architectures of
     ``depth``, ``noise_seeds`` the seeds of ``seed_noise`` (how much of a spread is seed-to-seed variation),
@@ -67,7 +67,7 @@ class Grids:
     lambda = 0 control at every length and an equal-T_L2 pair reached by different lambda and length;
     ``clock_ladder`` the (lr, epochs) rungs of Adam at one T_adapt; ``tsgd_pair`` the two (batch size, epochs)
     of equal T_SGD (4x the epochs at 2x the batch: 2x the steps and 2x sum eta); ``fixed_clock_precision`` the
-    precision of those two experiments where it is not the scale's (None keeps the scale's).
+    precision of those two experiments where it is not the preset's (None keeps the preset's).
     """
 
     sgd_lr: float
@@ -143,36 +143,36 @@ GRIDS: dict[str, Grids] = {
 }
 
 
-def grids(scale: str | Scale | None = None) -> Grids:
-    """Part I's grids and rates at ``scale``; a scale without them says where to add them."""
-    name = get_scale(scale).name
+def grids(preset: str | Preset) -> Grids:
+    """Part I's grids and rates at ``preset``; a preset without them says where to add them."""
+    name = get_preset(preset).name
     if name not in GRIDS:
-        raise ValueError(f"scale {name!r} has no Part I grids; add an entry to GRIDS in {__name__}")
+        raise ValueError(f"preset {name!r} has no Part I grids; add an entry to GRIDS in {__name__}")
     return GRIDS[name]
 
 
-def _scale_seeds(f: ForgettingScale, g: Grids) -> tuple[int, ...]:
+def _scale_seeds(f: ForgettingPreset, g: Grids) -> tuple[int, ...]:
     return f.seeds
 
 
 @dataclass(frozen=True)
 class Experiment:
     """A named grid: ``arms(f, g)`` lists config overrides, ``sigmas(f, g)`` the sigma_w grid, ``seeds(f, g)``
-    the seeds (the scale's ``seeds`` unless the experiment is about seeds), from the scale's sizes ``f`` and
-    Part I's grids ``g`` at that scale."""
+    the seeds (the preset's ``seeds`` unless the experiment is about seeds), from the preset's sizes ``f`` and
+    Part I's grids ``g`` at that preset."""
 
     name: str
     description: str
-    arms: Callable[[ForgettingScale, Grids], list[dict]]
-    sigmas: Callable[[ForgettingScale, Grids], tuple[float, ...]]
-    seeds: Callable[[ForgettingScale, Grids], tuple[int, ...]] = _scale_seeds
+    arms: Callable[[ForgettingPreset, Grids], list[dict]]
+    sigmas: Callable[[ForgettingPreset, Grids], tuple[float, ...]]
+    seeds: Callable[[ForgettingPreset, Grids], tuple[int, ...]] = _scale_seeds
 
 
-def _main_grid(f: ForgettingScale, g: Grids) -> tuple[float, ...]:
+def _main_grid(f: ForgettingPreset, g: Grids) -> tuple[float, ...]:
     return f.sigma_w
 
 
-def _quick_grid(f: ForgettingScale, g: Grids) -> tuple[float, ...]:
+def _quick_grid(f: ForgettingPreset, g: Grids) -> tuple[float, ...]:
     return g.quick_sigma_w
 
 
@@ -180,7 +180,7 @@ def _sgd(g: Grids, **kw) -> dict:
     return {"optimizer": "sgd", "lr": g.sgd_lr, **kw}
 
 
-def _optimizer_arms(f: ForgettingScale, g: Grids) -> list[dict]:
+def _optimizer_arms(f: ForgettingPreset, g: Grids) -> list[dict]:
     l2_lr, l2_wd = g.l2
     return [
         _sgd(g),
@@ -197,7 +197,7 @@ def _adaptive_arm(optimizer: str, lr: float, epochs: int, weight_decay: float) -
     return arm | {"options": {"adam_lr": ADAM_LR}} if optimizer == "muon" else arm
 
 
-def _seed_arms(f: ForgettingScale, g: Grids) -> list[dict]:
+def _seed_arms(f: ForgettingPreset, g: Grids) -> list[dict]:
     """The optimizer comparison without momentum SGD, and per method of the two clock experiments its arm of
     the longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2)."""
     headline = [a for a in _optimizer_arms(f, g) if a["optimizer"] != "msgd"]
@@ -212,7 +212,7 @@ def _seed_arms(f: ForgettingScale, g: Grids) -> list[dict]:
     return [arm for i, arm in enumerate(arms) if full[i] not in full[:i]]
 
 
-def _depth_arm(f: ForgettingScale, g: Grids, arch: str) -> dict:
+def _depth_arm(f: ForgettingPreset, g: Grids, arch: str) -> dict:
     return _sgd(g, arch=arch, width=f.width if arch == "resnet9" else CIFAR_RESNET_WIDTH)
 
 
@@ -220,7 +220,7 @@ def _fixed_precision(g: Grids, arms: list[dict]) -> list[dict]:
     return arms if g.fixed_clock_precision is None else [a | {"precision": g.fixed_clock_precision} for a in arms]
 
 
-def _noise_seeds(f: ForgettingScale, g: Grids) -> tuple[int, ...]:
+def _noise_seeds(f: ForgettingPreset, g: Grids) -> tuple[int, ...]:
     return g.noise_seeds
 
 
@@ -260,24 +260,24 @@ def get_experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
-def base_config(f: ForgettingScale) -> dict:
-    """The fields every run of a scale shares."""
+def base_config(f: ForgettingPreset) -> dict:
+    """The fields every run of a preset shares."""
     d = f.data
     return dict(dataset=d.dataset, arch="resnet9", width=f.width, epochs=f.epochs, batch_size=128,
                 n_train=d.n_train, n_val=d.n_val, n_test=d.n_test, precision=f.precision)
 
 
-def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
+def runs(name: str, preset: str | Preset, fused: bool = False,
          device: str | torch.device | None = "auto", auto: str | None = None) -> list[TrainConfig]:
-    """Every run of experiment ``name`` at ``scale``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
+    """Every run of experiment ``name`` at ``preset``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
     way has trained every arm at its first seed before any arm at its second (``fused``: the same runs trained as
     fused populations, which are runs of their own, see :mod:`fibook.forgetting.sweep`).
 
-    A scale whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
+    A preset whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
     else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit
     precision is kept whatever the device. ``auto``, when given, is what ``auto`` stands for instead (the answer of
     the machines that train, when those are not this one: the workers of a cluster)."""
-    exp, f, g = get_experiment(name), get_scale(scale).forgetting, grids(scale)
+    exp, f, g = get_experiment(name), get_preset(preset).forgetting, grids(preset)
     precision = auto if auto is not None and f.precision == "auto" else \
         resolve_precision(f.precision, resolve_device(device))
     base = base_config(f) | {"fused": fused, "precision": precision}
@@ -285,16 +285,16 @@ def runs(name: str, scale: str | Scale | None = None, fused: bool = False,
             for seed in exp.seeds(f, g) for arm in exp.arms(f, g) for sigma in exp.sigmas(f, g)]
 
 
-def sigma_grid(name: str, scale: str | Scale | None = None) -> tuple[float, ...]:
-    """The sigma_w grid of experiment ``name`` at ``scale``."""
-    return get_experiment(name).sigmas(get_scale(scale).forgetting, grids(scale))
+def sigma_grid(name: str, preset: str | Preset) -> tuple[float, ...]:
+    """The sigma_w grid of experiment ``name`` at ``preset``."""
+    return get_experiment(name).sigmas(get_preset(preset).forgetting, grids(preset))
 
 
-def arm_configs(name: str, scale: str | Scale | None = None) -> list[TrainConfig]:
-    """The first run of each arm of experiment ``name`` at ``scale`` (an arm: the runs that differ only in
+def arm_configs(name: str, preset: str | Preset) -> list[TrainConfig]:
+    """The first run of each arm of experiment ``name`` at ``preset`` (an arm: the runs that differ only in
     sigma_w and seed), in the experiment's order."""
     seen: dict[tuple, TrainConfig] = {}
-    for c in runs(name, scale):
+    for c in runs(name, preset):
         seen.setdefault(tuple((k, repr(v)) for k, v in c.to_dict().items() if k not in FUSABLE), c)
     return list(seen.values())
 

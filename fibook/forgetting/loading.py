@@ -1,6 +1,6 @@
 """Part I arms loaded from the results files, and the tables of how much a verdict owes to the runs' readings.
 
-An experiment's arms at a scale (:func:`load_arms`, a clear error when nothing has run there); those whose whole
+An experiment's arms at a preset (:func:`load_arms`, a clear error when nothing has run there); those whose whole
 sigma_w grid has finished for every seed, with how much of the experiment has run (:func:`finished_arms`: what a
 verdict reads); those a figure of a sweep under way can already show (:func:`started_arms`); and every
 experiment's arms on the quick sigma_w grid with their seeds pooled (:func:`pooled_arms`: the arms of the noise
@@ -24,26 +24,26 @@ from fibook.forgetting.arms import Arm, arm_of, arms, seed_matrix
 from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
 from fibook.forgetting.results import Record, load
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 
-def load_arms(experiment: str, scale: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay"),
+def load_arms(experiment: str, preset: str, show: Sequence[str] = ("optimizer", "lr", "weight_decay"),
               selection: str = "best") -> list[Arm]:
-    """The arms of an experiment's results file at ``scale`` (read by rule ``selection``); a clear error when
+    """The arms of an experiment's results file at ``preset`` (read by rule ``selection``); a clear error when
     nothing has been run there."""
-    records = load(experiment, scale)
+    records = load(experiment, preset)
     if not records:
-        raise RuntimeError(f"no results for '{experiment}' at scale '{scale}': set RERUN = True in the parameters "
-                           f"cell, or run `python -m fibook sweep {experiment} --scale {scale}`")
+        raise RuntimeError(f"no results for '{experiment}' at preset '{preset}': set RERUN = True in the parameters "
+                           f"cell, or run `python -m fibook sweep {experiment} --preset {preset}`")
     return arms(records, show, selection)
 
 
 @dataclass
 class Finished:
-    """The complete arms of an experiment at a scale, and how much of it has run (a sweep may be under way)."""
+    """The complete arms of an experiment at a preset, and how much of it has run (a sweep may be under way)."""
 
     experiment: str
-    scale: str
+    preset: str
     arms: list[Arm]  # those whose whole sigma_w grid has finished for every seed
     finished_runs: int
     total_runs: int
@@ -57,40 +57,40 @@ class Finished:
 
     @property
     def line(self) -> str:
-        return f"{self.experiment} at scale '{self.scale}': {self.progress}"
+        return f"{self.experiment} at preset '{self.preset}': {self.progress}"
 
 
-def finished_arms(experiment: str, scale: str, show: Sequence[str], selection: str = "best") -> Finished:
-    """The arms of ``experiment`` at ``scale`` whose whole sigma_w grid has finished for every seed (read by
+def finished_arms(experiment: str, preset: str, show: Sequence[str], selection: str = "best") -> Finished:
+    """The arms of ``experiment`` at ``preset`` whose whole sigma_w grid has finished for every seed (read by
     rule ``selection``), and how much of the experiment has run."""
-    exp, f, g = EXPERIMENTS[experiment], get_scale(scale).forgetting, grids(scale)
+    exp, f, g = EXPERIMENTS[experiment], get_preset(preset).forgetting, grids(preset)
     grid, n_seeds = len(exp.sigmas(f, g)), len(exp.seeds(f, g))
-    found = arms(load(experiment, scale), show, selection)
+    found = arms(load(experiment, preset), show, selection)
     done = [a for a in found if len(a.sigmas) == grid and len(a.records) == grid * n_seeds]
-    total = len(runs(experiment, scale))
-    return Finished(experiment, scale, done, sum(len(a.records) for a in found), total, total // (grid * n_seeds))
+    total = len(runs(experiment, preset))
+    return Finished(experiment, preset, done, sum(len(a.records) for a in found), total, total // (grid * n_seeds))
 
 
-def started_arms(experiment: str, scale: str, show: Sequence[str], selection: str = "best") -> list[Arm]:
-    """The arms of ``experiment`` at ``scale`` with at least one seed finished on the experiment's whole sigma_w grid
+def started_arms(experiment: str, preset: str, show: Sequence[str], selection: str = "best") -> list[Arm]:
+    """The arms of ``experiment`` at ``preset`` with at least one seed finished on the experiment's whole sigma_w grid
     (:func:`~fibook.forgetting.arms.seed_matrix`), read by rule ``selection``: what a figure of a sweep under way can
     already show (a verdict waits for :func:`finished_arms`)."""
-    exp, f, g = EXPERIMENTS[experiment], get_scale(scale).forgetting, grids(scale)
+    exp, f, g = EXPERIMENTS[experiment], get_preset(preset).forgetting, grids(preset)
     grid = list(exp.sigmas(f, g))
-    return [a for a in arms(load(experiment, scale), show, selection)
+    return [a for a in arms(load(experiment, preset), show, selection)
             if a.sigmas == grid and seed_matrix(a)[0] and seed_matrix(a)[1] == grid]
 
 
-def pooled_arms(scale: str, selection: str, arch: str = "resnet9") -> list[tuple[str, Arm]]:
+def pooled_arms(preset: str, selection: str, arch: str = "resnet9") -> list[tuple[str, Arm]]:
     """Every arm of Part I's experiments on ``arch`` read by rule ``selection`` on the quick sigma_w grid that
     every experiment runs (so that every spread is over the same sigma_w), with the runs of all experiments pooled
     (an arm that ``seed_noise`` ran on three seeds has three), each with the first experiment that holds it. An arm
     counts with the seeds that cover the whole grid (a seed still running is left out until it does)."""
-    grid = set(grids(scale).quick_sigma_w)
+    grid = set(grids(preset).quick_sigma_w)
     pooled: dict[str, Record] = {}
     first: dict[tuple, str] = {}
     for name in EXPERIMENTS:
-        for r in load(name, scale):
+        for r in load(name, preset):
             if r.config.arch == arch and r.config.sigma_w in grid and r.status in ("ok", "diverged"):
                 pooled.setdefault(r.id, r)
                 first.setdefault(arm_of(r.config), name)
@@ -102,11 +102,11 @@ def pooled_arms(scale: str, selection: str, arch: str = "resnet9") -> list[tuple
             for a in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
 
 
-def selection_rows(experiment: str, scale: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:
+def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:
     """Per arm of ``experiment``: under each rule of :data:`~fibook.forgetting.checkpoints.SELECTIONS`, the spread, the
     selected epochs and how many sigma_w's selected predictors interpolate (how much a verdict owes to the checkpoint it
     reads)."""
-    by_rule = {s: load_arms(experiment, scale, selection=s) for s in selections}
+    by_rule = {s: load_arms(experiment, preset, selection=s) for s in selections}
     rows = []
     for i, first in enumerate(by_rule[selections[0]]):
         row = {"arm": first.label}
@@ -119,12 +119,12 @@ def selection_rows(experiment: str, scale: str, selections: Sequence[str] = ("be
     return rows
 
 
-def reading_rows(scale: str, arch: str = "resnet9") -> list[dict]:
+def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
     """Per arm of :func:`pooled_arms` (the quick grid, seeds pooled): its spread of seed-means under each reading,
     the best validation loss over the whole run, over the second half (the book's), the last epoch, and the mean
     of the last ``LAST_EPOCHS`` epochs, with whether the arm is stable: how much a verdict owes to the checkpoint
     it reads."""
-    by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(scale, s, arch)} for s in ("best", "late", "last")}
+    by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(preset, s, arch)} for s in ("best", "late", "last")}
     rows = []
     for key, a in by_rule["late"].items():
         seeds = len({r.config.seed for r in a.records})

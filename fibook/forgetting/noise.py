@@ -34,7 +34,7 @@ from fibook.forgetting.loading import finished_arms, pooled_arms
 
 @dataclass(frozen=True)
 class NoiseFloor:
-    """How large a spread is by chance at one scale, from the ``seed_noise`` experiment (one arm, several seeds)
+    """How large a spread is by chance at one preset, from the ``seed_noise`` experiment (one arm, several seeds)
     and the size of the test set.
 
     A one-seed accuracy Acc(sigma) is taken to carry noise of standard deviation s = sqrt(s_seed^2 + s_test^2):
@@ -46,7 +46,7 @@ class NoiseFloor:
     bound; ``seed_floor_pp`` is the part that run-to-run variation alone gives, d_k s_seed.
 
     ``spread_std_pp`` is the standard deviation over seeds of a one-seed spread, the error bar an arm run on one
-    seed borrows: pooled (:func:`pooled_spread_std`) over the arms of the scale with two or more seeds on the quick
+    seed borrows: pooled (:func:`pooled_spread_std`) over the arms of the preset with two or more seeds on the quick
     grid whose selected predictors interpolate and that are stable (no run collapsed or diverged), on
     ``spread_df`` degrees of freedom from ``spread_arms`` arms; ``unstable_*`` the same over the unstable ones,
     which is what an unstable arm borrows (nan where there is none)."""
@@ -80,17 +80,17 @@ class NoiseFloor:
         return self.spread_std_pp, self.spread_df, self.spread_arms
 
 
-def noise_floor(scale: str, selection: str = "best") -> NoiseFloor | None:
-    """The :class:`NoiseFloor` of ``scale``: the per-sigma_w seed std from its ``seed_noise`` arm read by rule
+def noise_floor(preset: str, selection: str = "best") -> NoiseFloor | None:
+    """The :class:`NoiseFloor` of ``preset``: the per-sigma_w seed std from its ``seed_noise`` arm read by rule
     ``selection``, the std of a one-seed spread pooled over every multi-seed arm whose selected predictors
     interpolate, stable and unstable apart (:func:`pooled_spread_std`); None until the ``seed_noise`` arm has
     finished."""
-    done = finished_arms("seed_noise", scale, ("lr",), selection)
+    done = finished_arms("seed_noise", preset, ("lr",), selection)
     if not done.arms:
         return None
     (arm,) = done.arms
     variances = [v**2 for v in seed_std_pp(arm).values()]
-    fitting = [a for _, a in pooled_arms(scale, selection) if a.interpolates_at_selection]
+    fitting = [a for _, a in pooled_arms(preset, selection) if a.interpolates_at_selection]
     std, arms_used, df = pooled_spread_std([a for a in fitting if not a.unstable])
     u_std, u_arms, u_df = pooled_spread_std([a for a in fitting if a.unstable])
     return NoiseFloor(seed_std_pp=math.sqrt(float(np.mean(variances))), spread_std_pp=std,
@@ -120,7 +120,7 @@ class SpreadEstimate(stats.Estimate):
     """An arm's spread of seed-means (pp) with its standard error: over two or more seeds, the standard deviation
     of the spread over the seed bootstrap (:func:`fibook.stats.bootstrap`, exact) on seeds - 1 degrees of freedom,
     with the bootstrap's percentile interval ``low``..``high``; an arm with one seed borrows the std of a one-seed
-    spread of the scale's :class:`NoiseFloor` (``borrowed``; from arms of its stability)."""
+    spread of the preset's :class:`NoiseFloor` (``borrowed``; from arms of its stability)."""
 
     seeds: int = 1
     borrowed: bool = False
@@ -143,7 +143,7 @@ class SpreadEstimate(stats.Estimate):
 def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:
     """The spread of seed-means of ``arm`` with its error bar (:class:`SpreadEstimate`): bootstrapped over its own seeds
     when it has two or more complete ones (:func:`~fibook.forgetting.arms.seed_matrix`), else its one spread with the
-    std a one-seed spread of its stability has at this scale (nan without a noise floor)."""
+    std a one-seed spread of its stability has at this preset (nan without a noise floor)."""
     seeds, _, matrix = seed_matrix(arm)
     if len(seeds) >= 2:
         b = stats.bootstrap(lambda idx: spread_of_means(matrix[idx]), len(seeds))

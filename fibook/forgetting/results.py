@@ -1,4 +1,4 @@
-"""The results store: one JSON line per run in ``data/results/NAME/SCALE.jsonl``, read and written as
+"""The results store: one JSON line per run in ``data/results/NAME/PRESET.jsonl``, read and written as
 :class:`Record` objects.
 
 A line is one :class:`Record` as JSON (its fields, in that order; the book's appendix "Results files" lists them,
@@ -14,11 +14,11 @@ a killed sweep leaves whole lines only; a write that fails part-way (a full disk
 line. Every line is checked on read against one schema (:mod:`fibook.forgetting.record_schema`) and its file
 (:meth:`Record.from_json`): its fields, their types and ranges, its config, its id (the hash of that config) and
 its experiment and scale (those of its file); a line that fails is reported with its file and line number, and
-:func:`repair` sets it aside into ``SCALE.jsonl.rejected`` beside it (kept, never deleted). Only regular files
+:func:`repair` sets it aside into ``PRESET.jsonl.rejected`` beside it (kept, never deleted). Only regular files
 are read or written (a FIFO, a device or a folder is refused before it is opened for good), and every
 ``OSError`` on the store becomes a :class:`ResultsError` naming the path and what to do.
 
-One sweep (or repair) at a time writes a file: :func:`writing` holds an exclusive lock on ``SCALE.jsonl.lock``
+One sweep (or repair) at a time writes a file: :func:`writing` holds an exclusive lock on ``PRESET.jsonl.lock``
 beside it, a file nothing replaces, and appends through one handle that is checked before every write to still
 be the file at the path; a results file replaced while a sweep writes it (by ``git checkout``, ``rsync``, an
 editor) is reopened, and a run the new file already holds is not written again.
@@ -41,7 +41,7 @@ from fibook.forgetting.experiments import get_experiment, run_id
 from fibook.forgetting.record_schema import STATUSES, check_fields, decode
 from fibook.forgetting.train import Summary, TrainConfig
 from fibook.paths import results_dir
-from fibook.scales import get_scale
+from fibook.presets import get_preset
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Record:
 
     @classmethod
     def from_json(cls, obj: dict, path: Path) -> Record:
-        """The record of a JSON line of file ``path`` (``NAME/SCALE.jsonl``); ``ValueError`` says what is wrong
+        """The record of a JSON line of file ``path`` (``NAME/PRESET.jsonl``); ``ValueError`` says what is wrong
         unless it fits the schema (:func:`.record_schema.check_fields`), has a valid config and summary,
         ``id`` equal to that config's hash, and the experiment and scale of its file."""
         check_fields(obj)
@@ -113,9 +113,9 @@ class ResultsBusyError(ResultsError):
     """Another sweep is writing the results file."""
 
 
-def results_path(name: str, scale: str) -> Path:
-    """``data/results/NAME/SCALE.jsonl`` (under ``$FIBOOK_DATA`` when set)."""
-    return results_dir() / name / f"{get_scale(scale).name}.jsonl"
+def results_path(name: str, preset: str) -> Path:
+    """``data/results/NAME/PRESET.jsonl`` (under ``$FIBOOK_DATA`` when set)."""
+    return results_dir() / name / f"{get_preset(preset).name}.jsonl"
 
 
 def rejected_path(path: Path) -> Path:
@@ -298,7 +298,7 @@ def _checked(path: Path) -> list[tuple[int, bytes, Record | ResultsError]]:
 
 
 def _set_aside_hint(path: Path, number: int) -> str:
-    return (f"run `python -m fibook repair {path.parent.name} --scale {path.stem} --line {number}` to move it to "
+    return (f"run `python -m fibook repair {path.parent.name} --preset {path.stem} --line {number}` to move it to "
             f"{rejected_path(path).name} beside it (kept there), or fix it by hand")
 
 
@@ -372,8 +372,8 @@ def latest(records: list[Record]) -> list[Record]:
     return list(by_id.values())
 
 
-def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | None = None, **config) -> list[Record]:
-    """The runs of experiment ``name`` at ``scale`` (default: ``$FIBOOK_SCALE`` or ``book``), one per id.
+def load(name: str, preset: str, status: str | tuple[str, ...] | None = None, **config) -> list[Record]:
+    """The runs of experiment ``name`` at ``preset``, one per id.
 
     ``status`` keeps only runs with that status (or those statuses); keyword filters compare config fields,
     e.g. ``load("optimizers", "book", optimizer="adam", status="ok")``. An unknown experiment or config field
@@ -384,12 +384,12 @@ def load(name: str, scale: str | None = None, status: str | tuple[str, ...] | No
     unknown = sorted(set(config) - set(known))
     if unknown:
         raise ValueError(f"unknown config field(s) {', '.join(unknown)} to filter on; choose from: {', '.join(known)}")
-    scale_name = get_scale(scale).name
+    preset_name = get_preset(preset).name
     wanted = (status,) if isinstance(status, str) else status
     if wanted and not set(wanted) <= set(STATUSES):
         raise ValueError(f"unknown status {status!r}; choose from: {', '.join(STATUSES)}")
     out = []
-    for r in latest(read_records(results_path(name, scale_name))):
+    for r in latest(read_records(results_path(name, preset_name))):
         if wanted and r.status not in wanted:
             continue
         if any(getattr(r.config, k) != v for k, v in config.items()):

@@ -1,6 +1,6 @@
 """Running an experiment's grid: resumable, parallel on local worker processes or any Dask cluster.
 
-``run_sweep(name, scale)`` trains every run of the experiment that its results file does not hold yet and
+``run_sweep(name, preset)`` trains every run of the experiment that its results file does not hold yet and
 appends each finished run as soon as it is done; interrupted at any point, a rerun picks up exactly the runs
 that are missing. A run finished under another experiment of the same scale (same config, same id) is copied
 instead of retrained. Divergence is a result (``diverged``); an exception inside a run is recorded as
@@ -51,8 +51,8 @@ from fibook.forgetting.train import (
     resolve_precision,
     train_population,
 )
+from fibook.presets import get_preset
 from fibook.provenance import provenance
-from fibook.scales import get_scale
 
 DEVICES = ("auto", "cpu", "cuda")
 WORKER_TIMEOUT = 60.0  # seconds to wait for a scheduler to answer and for its first worker to join
@@ -86,28 +86,28 @@ def check_device(device: str, here: bool = True) -> str:
     return device
 
 
-def make_record(result: RunResult, experiment: str, scale: str, prov: dict) -> Record:
-    return Record(id=run_id(result.config), experiment=experiment, scale=scale, status=result.status,
+def make_record(result: RunResult, experiment: str, preset: str, prov: dict) -> Record:
+    return Record(id=run_id(result.config), experiment=experiment, scale=preset, status=result.status,
                   config=result.config, summary=result.summary, history=result.history,
                   layer_names=result.layer_names, diverged_epoch=result.diverged_epoch,
                   provenance={**prov, "device": result.device, "wall_seconds": round(result.wall_seconds, 3)})
 
 
-def train_group(configs: list[TrainConfig], experiment: str, scale: str, device: str) -> list[Record]:
+def train_group(configs: list[TrainConfig], experiment: str, preset: str, device: str) -> list[Record]:
     """Train one group of runs (one, or a fusable population) and return their records; never raises."""
     prov = provenance(device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu"))
     start = time.perf_counter()
     try:
-        return [make_record(r, experiment, scale, prov) for r in train_population(configs, device)]
+        return [make_record(r, experiment, preset, prov) for r in train_population(configs, device)]
     except Exception:  # a run that raises is recorded, not lost, and the sweep goes on
         wall = (time.perf_counter() - start) / len(configs)
-        return failed_records(configs, experiment, scale, traceback.format_exc(limit=20),
+        return failed_records(configs, experiment, preset, traceback.format_exc(limit=20),
                               {**prov, "wall_seconds": round(wall, 3)})
 
 
-def failed_records(configs: list[TrainConfig], experiment: str, scale: str, error: str, prov: dict) -> list[Record]:
+def failed_records(configs: list[TrainConfig], experiment: str, preset: str, error: str, prov: dict) -> list[Record]:
     """``failed`` records for runs that raised (or whose worker died); a rerun of the sweep retries them."""
-    return [Record(id=run_id(c), experiment=experiment, scale=scale, status="failed", config=c, error=error,
+    return [Record(id=run_id(c), experiment=experiment, scale=preset, status="failed", config=c, error=error,
                    provenance=prov) for c in configs]
 
 
@@ -130,35 +130,35 @@ class Plan:
     """What a sweep has left to do."""
 
     experiment: str
-    scale: str
+    preset: str
     total: int
     done: dict[str, Record]  # id -> latest record, ok or diverged
     failed: dict[str, Record]
-    reusable: dict[str, Record]  # id -> a finished record of another experiment at this scale
+    reusable: dict[str, Record]  # id -> a finished record of another experiment at this preset
     pending: list[TrainConfig]
 
 
-def plan(name: str, scale: str | None = None, fuse: bool = False, device: str = "auto",
+def plan(name: str, preset: str, fuse: bool = False, device: str = "auto",
          auto: str | None = None) -> Plan:
-    """Compare the experiment's grid (its fused runs with ``fuse``, at the precision a scale's ``auto`` stands for
+    """Compare the experiment's grid (its fused runs with ``fuse``, at the precision a preset's ``auto`` stands for
     on ``device``, or at ``auto`` when given: the workers' answer) with its results file and the other
-    experiments' files of this scale."""
+    experiments' files of this preset."""
     exp = get_experiment(name)
-    scale_name = get_scale(scale).name
-    configs = runs(exp.name, scale_name, fused=fuse, device=check_device(device, here=auto is None), auto=auto)
-    records = {r.id: r for r in results.latest(results.read_records(results.results_path(name, scale_name)))}
+    preset_name = get_preset(preset).name
+    configs = runs(exp.name, preset_name, fused=fuse, device=check_device(device, here=auto is None), auto=auto)
+    records = {r.id: r for r in results.latest(results.read_records(results.results_path(name, preset_name)))}
     ids = [run_id(c) for c in configs]
     done = {i: records[i] for i in ids if i in records and records[i].status != "failed"}
     failed = {i: records[i] for i in ids if i in records and records[i].status == "failed"}
     others: dict[str, Record] = {}
     for other in EXPERIMENTS:
         if other != name:
-            others |= {r.id: r for r in _neighbour_records(results.results_path(other, scale_name))
+            others |= {r.id: r for r in _neighbour_records(results.results_path(other, preset_name))
                        if r.status != "failed"}
     todo = [(i, c) for i, c in zip(ids, configs, strict=True) if i not in done]
     reusable = {i: others[i] for i, _ in todo if i in others}
     pending = [c for i, c in todo if i not in reusable]
-    return Plan(exp.name, scale_name, len(configs), done, failed, reusable, pending)
+    return Plan(exp.name, preset_name, len(configs), done, failed, reusable, pending)
 
 
 def _neighbour_records(path) -> list[Record]:
@@ -239,14 +239,14 @@ def _stale(worker: str, theirs: tuple, ours: tuple) -> SweepError:
 
 
 def worker_precision(device: str, precision: str) -> str:
-    """On a worker: ``device`` checked there (:func:`check_device`), and the precision a scale's ``precision``
+    """On a worker: ``device`` checked there (:func:`check_device`), and the precision a preset's ``precision``
     (maybe ``auto``) stands for on it."""
     return resolve_precision(precision, resolve_device(check_device(device)))
 
 
 def _check_workers(client, cluster: str, device: str, precision: str) -> str:
     """Check every worker of the scheduler at ``cluster``: it imports this fibook (same version and commit) and
-    sees ``device``; returns the precision that the scale's ``precision`` stands for there, on which all agree."""
+    sees ``device``; returns the precision that the preset's ``precision`` stands for there, on which all agree."""
     ours = code_identity(provenance("cpu"))
     theirs = client.run(provenance, "cpu", on_error="return")
     for worker, prov in theirs.items():
@@ -345,7 +345,7 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
              client, cluster: str | None, worker_timeout: float) -> Iterable[list[Record]]:
     """The records of each group as it finishes: in this process, on a local cluster of ``workers`` processes,
     or through ``client`` of the scheduler at ``cluster``."""
-    args = (plan_.experiment, plan_.scale, device)
+    args = (plan_.experiment, plan_.preset, device)
     if client is None and workers == 1:
         for g in groups:
             yield train_group(g, *args)
@@ -374,10 +374,10 @@ def _execute(groups: list[list[TrainConfig]], plan_: Plan, device: str, workers:
             local.close()
 
 
-def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str = "auto",
+def run_sweep(name: str, preset: str, workers: int = 1, device: str = "auto",
               cluster: str | None = None, fuse: bool = False, max_population: int = 16,
               progress: bool = True, worker_timeout: float = WORKER_TIMEOUT) -> dict[str, int]:
-    """Run what is missing of experiment ``name`` at ``scale``; returns counts by status of this call's runs.
+    """Run what is missing of experiment ``name`` at ``preset``; returns counts by status of this call's runs.
 
     The results file is locked for the whole sweep (a second sweep of it raises
     :class:`.results.ResultsBusyError`); Ctrl-C raises :class:`SweepInterrupted` after the runs finished so
@@ -389,9 +389,9 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     whole("max_population", max_population)
     if not (isinstance(worker_timeout, (int, float)) and worker_timeout > 0):
         raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")
-    exp, scale_name = get_experiment(name), get_scale(scale).name
+    exp, preset_name = get_experiment(name), get_preset(preset).name
     device = check_device(device, here=cluster is None)  # with a cluster, the workers are asked
-    path = results.results_path(exp.name, scale_name)
+    path = results.results_path(exp.name, preset_name)
     counts = {s: 0 for s in results.STATUSES} | {"reused": 0}
     with results.writing(path) as appender, contextlib.ExitStack() as stack:
         # what this call keeps is counted in the file: Ctrl-C can land between a record's write and its count
@@ -401,8 +401,8 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
             stack.enter_context(_distributed_quiet())
             client = _connect(cluster, worker_timeout)
             stack.callback(client.close)
-            auto = _check_workers(client, cluster, device, get_scale(scale_name).forgetting.precision)
-        p = plan(exp.name, scale_name, fuse, device, auto=auto)
+            auto = _check_workers(client, cluster, device, get_preset(preset_name).forgetting.precision)
+        p = plan(exp.name, preset_name, fuse, device, auto=auto)
         if client is None:
             check_data(p.pending)
         elif p.pending:
@@ -414,7 +414,7 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
         groups = group_runs(p.pending, max_population)
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.scale}]", unit="run", disable=not progress)
+        bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.preset}]", unit="run", disable=not progress)
         try:
             for records in _execute(groups, p, device, workers, client, cluster, worker_timeout):
                 for record in records:
@@ -427,20 +427,20 @@ def run_sweep(name: str, scale: str | None = None, workers: int = 1, device: str
     return counts
 
 
-def status(name: str, scale: str | None = None, workers: int = 1, fuse: bool = False,
+def status(name: str, preset: str, workers: int = 1, fuse: bool = False,
            device: str = "auto") -> dict[str, object]:
     """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``; at the precision a sweep on
     ``device`` runs, :func:`plan`), and the time left at ``workers`` parallel workers, estimated from the median
     wall time of the finished runs."""
-    p = plan(name, scale, fuse, device)
+    p = plan(name, preset, fuse, device)
     finished = list(p.done.values())
     walls = [r.provenance["wall_seconds"] for r in finished if "wall_seconds" in r.provenance]
     remaining = len(p.pending) + len(p.reusable)
     eta = statistics.median(walls) * len(p.pending) / workers if walls else None
     return {
-        "experiment": p.experiment, "scale": p.scale, "total": p.total,
+        "experiment": p.experiment, "preset": p.preset, "total": p.total,
         "ok": sum(r.status == "ok" for r in finished),
         "diverged": sum(r.status == "diverged" for r in finished),
         "failed": len(p.failed), "remaining": remaining, "reusable": len(p.reusable),
-        "eta_seconds": eta, "path": str(results.results_path(p.experiment, p.scale)),
+        "eta_seconds": eta, "path": str(results.results_path(p.experiment, p.preset)),
     }

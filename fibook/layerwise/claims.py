@@ -53,7 +53,7 @@ from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or
 from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
-from fibook.scales import Scale
+from fibook.presets import Preset
 
 if TYPE_CHECKING:
     from fibook.layerwise.robustness import CaseResult
@@ -75,7 +75,7 @@ MIN_FIT_WIDTHS = 4
 
 def slope_widths(widths: Sequence[float]) -> np.ndarray:
     """The widths a surrogate-error slope is fitted over: those ``>= FIT_FROM``, or the ``MIN_FIT_WIDTHS``
-    largest when fewer reach it (small scales)."""
+    largest when fewer reach it (small presets)."""
     widths = np.sort(np.asarray(widths, dtype=float))
     if len(widths) < MIN_FIT_WIDTHS:
         raise ValueError(f"a slope with an interval needs at least {MIN_FIT_WIDTHS} widths, got {len(widths)}")
@@ -146,25 +146,25 @@ def dominates_by_sqrt_h(ratios: Sequence[float]) -> Finding:
     return yes_or_no(all(abs(r - 1.0) < RATIO_TOL for r in ratios))
 
 
-def two_steps_claims(scale: Scale, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, stats.Slope],
+def two_steps_claims(preset: Preset, *, z: Sequence[float], ratios: Sequence[float], slopes: Mapping[int, stats.Slope],
                      fit_widths: Sequence[int]) -> list[Claim]:
     """The ``two_steps`` chapter's rows: the closed forms against Monte Carlo (``z``, every setting and step;
     :func:`closed_forms_agree`), A against B (``ratios`` = (‖A‖_F / ‖B‖_F) / √h per width and layer of the
     orthogonal setting; :func:`dominates_by_sqrt_h`), and the width rates of the surrogate error at steps 1 and 2
     (``slopes``, :func:`fibook.stats.log_slope` fitted over ``fit_widths``; :func:`first_step_rate`,
     :func:`second_step_rate`)."""
-    sizes = scale.layerwise
+    sizes = preset.layerwise
     worst = max(abs(r - 1.0) for r in ratios)
     return [
         Claim("closed-form test loss after 1 and 2 steps (surrogate)", "formulas, no number",
               f"MC max |z| = {max(abs(v) for v in z):.2f} over {len(z)} (bound {z_critical(len(z)):.2f}), "
-              f"h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{scale.name}')", closed_forms_agree(z),
+              f"h ∈ {sizes.mc_widths}, {sizes.mc_draws} draws ('{preset.name}')", closed_forms_agree(z),
               rule=closed_forms_agree),
         Claim("A dominates B by √h", "√h (norm orders)", f"(‖A‖_F/‖B‖_F)/√h = 1 to {below(worst, RATIO_TOL)} "
               f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios),
               rule=dominates_by_sqrt_h),
         Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
-              f"slope {slopes[1].text()} (95 %), h ∈ {tuple(int(h) for h in fit_widths)} ('{scale.name}')",
+              f"slope {slopes[1].text()} (95 %), h ∈ {tuple(int(h) for h in fit_widths)} ('{preset.name}')",
               first_step_rate(slopes[1], fit_widths), rule=first_step_rate),
         Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2].text()} (same runs)",
               second_step_rate(slopes[2], fit_widths), rule=second_step_rate),
@@ -245,7 +245,7 @@ WINDOW_PAPER = {2: "no window edge stated: O(h√h) for two layers is the rate b
                    "(dropping B; secondary summary); Corollary 5.6's wording is not public"}
 
 
-def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
+def unequal_equal_claims(preset: Preset, *, literal: Mapping[object, tuple[np.ndarray, np.ndarray]],
                          windows: Mapping[int, tuple[stats.Slope, stats.Slope]], window_widths: Sequence[int],
                          robust: Sequence[CaseResult]) -> list[Claim]:
     """The ``unequal_equal`` chapter's rows: unequal at step 1 and equal at step 2 on literal GD (``literal``: per
@@ -255,13 +255,13 @@ def unequal_equal_claims(scale: Scale, *, literal: Mapping[object, tuple[np.ndar
     derivation: h/2 at depth 2's lower edge, h^(2/3) at depth 3's upper edge); and one row per robustness run
     (``robust``; :func:`robustness_agrees` of each run's ``claim`` in the paper's settings, :func:`variant_result`
     for fibook's variants)."""
-    H, h = scale.layerwise.width, scale.layerwise.sim_width
+    H, h = preset.layerwise.width, preset.layerwise.sim_width
     curves = [loss for _, loss in literal.values()]
     span = f"closed form, {len(window_widths)} widths h = {min(window_widths)}…{max(window_widths)}"
     (lo2, hi2), (lo3, hi3) = windows[2], windows[3]
     rows = [
         Claim("step 1: unequal rates are optimal (equal = max)", "qualitative (figures)",
-              f"closed forms at h = {H}; literal GD at h = {h} ('{scale.name}')", literal_midpoint(curves, 1, "max"),
+              f"closed forms at h = {H}; literal GD at h = {h} ('{preset.name}')", literal_midpoint(curves, 1, "max"),
               rule=literal_midpoint),
         Claim("step 2: equal rates are optimal (local min)", "qualitative (figures)",
               f"closed forms at h = {H}; literal GD at h = {h}", literal_midpoint(curves, 2, "min"),
@@ -387,7 +387,7 @@ CROSS_NORM_PAPER = ("reduces test loss vs the uniform baseline (secondary summar
                     "2‖W_j‖_F/(‖W_1‖_F + ‖W_2‖_F)·lr, two layers; no code or number public)")
 
 
-def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]], *, h: int) -> list[Claim]:
+def scheduler_claims(preset: Preset, runs: Mapping[str, Mapping[str, ScheduleRun]], *, h: int) -> list[Claim]:
     """The ``scheduler`` chapter's rows, from ``runs`` (per setting, every schedule of
     :data:`fibook.layerwise.scheduler.SCHEDULES` that applies there, tuned and run on the same evaluation draws at
     width ``h``): norm balancing (fibook's reconstruction) against uniform (:func:`reconstruction_result`: not a
@@ -399,7 +399,7 @@ def scheduler_claims(scale: Scale, runs: Mapping[str, Mapping[str, ScheduleRun]]
     if len(steps) != 1:
         raise ValueError(f"every run must have the same number of steps, got {sorted(steps)}")
     n, where = len(runs), f"paired over the same problems, {CONFIDENCE:.0%} intervals; h = {h}, {steps.pop()} steps, " \
-        f"'{scale.name}'"
+        f"'{preset.name}'"
 
     def verdicts(method, baseline):
         return [paired_verdict(paired(r[method], r[baseline])) for r in runs.values() if method in r]

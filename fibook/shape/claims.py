@@ -5,7 +5,7 @@ its thresholds are named constants, stated in the docstring and in the chapter t
 tested just above and just below each threshold. ``paper`` says what Azulay et al. (2021) report (or that they do
 not), ``ours`` the number measured on the chapter's page with the setting it was measured in.
 
-Chapters "Scale and shape in diagonal networks" (:func:`diagonal_claims`) and "Beyond mirror descent"
+Chapters "Preset and shape in diagonal networks" (:func:`diagonal_claims`) and "Beyond mirror descent"
 (:func:`beyond_mirror_claims`). A quantity that should vanish is printed as a bound at a floor
 (:func:`fibook.notebook.below`); the verdicts read the same floor: it vanishes below it, it does not at or above.
 
@@ -41,7 +41,7 @@ import numpy as np
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.notebook import below
-from fibook.scales import Scale
+from fibook.presets import Preset
 
 FLOW_FLOOR = 1e-9
 FD_FLOOR = 1e-8
@@ -159,17 +159,17 @@ def gd_same_order(steps: Sequence[int], distances: Sequence[float]) -> Finding:
     return Finding(Verdict.YES, " (same order)") if ok else Finding(Verdict.NO)
 
 
-def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: float, same_product: float,
+def diagonal_claims(preset: Preset, *, flow_errors: Sequence[float], same_kappa: float, same_product: float,
                     transitions: Mapping[float, float], errors: np.ndarray, err_l1: float, err_l2: float,
                     collapse: float, gd_gaps: Sequence[float], gd_shapes: Sequence[float],
                     gd_stopped: Sequence[bool]) -> list[Claim]:
     """The ``diagonal_networks`` chapter's rows: Theorem 4.1 on small problems (:func:`vanishes` on the largest of
     ``flow_errors``), κ rather than α (:func:`kappa_not_product`), the transition of the first and last shape of
-    ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x scales,
+    ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x presets,
     :func:`kernel_to_rich`), the collapse against κ (:func:`collapses`) and early-stopped GD (``gd_gaps``, the
     population-error gaps to the limit at grid points of the shapes ``gd_shapes``, the paper's protocol, and
     whether each met its stop rule, ``gd_stopped``; :func:`gd_close`)."""
-    sc = scale.shape
+    sc = preset.shape
     (s_first, t_first), (s_last, t_last) = list(transitions.items())[0], list(transitions.items())[-1]
     worst = max(flow_errors)
     return [
@@ -181,9 +181,9 @@ def diagonal_claims(scale: Scale, *, flow_errors: Sequence[float], same_kappa: f
               kappa_not_product(same_kappa, same_product), rule=kappa_not_product),
         Claim(f"larger shape moves the transition to smaller α (s = {s_first:g} vs {s_last:g})",
               "≈ 3e-3 vs ≈ 5e-5 (read off Figure 7.1)",
-              f"{_alpha(t_first)} vs {_alpha(t_last)} (midpoint crossing, '{scale.name}' scale, seed-1993 data)",
+              f"{_alpha(t_first)} vs {_alpha(t_last)} (midpoint crossing, '{preset.name}' preset, seed-1993 data)",
               transition_shift(t_first, t_last, err_l1, err_l2), rule=transition_shift, key="transition shift"),
-        Claim("small scale → sparse-like, large → min-ℓ2-like population error", "Figure 7.1 (no y ticks)",
+        Claim("small preset → sparse-like, large → min-ℓ2-like population error", "Figure 7.1 (no y ticks)",
               f"{np.min(errors):.4f} → {np.max(errors):.4f}; min-ℓ1 {err_l1:.4f}, min-ℓ2 {err_l2:.4f}",
               kernel_to_rich(errors, err_l1, err_l2), rule=kernel_to_rich),
         Claim("curves collapse against κ = α(1+s²)/(1−s²)", "implied by Theorem 4.1 (not plotted in the paper)",
@@ -226,7 +226,7 @@ def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequenc
     return said
 
 
-def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, flow_errors: Sequence[float],
+def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float, flow_errors: Sequence[float],
                          gd_steps: Sequence[int], gd_dists: Sequence[float], leaky_errors: Sequence[float],
                          rho: float, flip_wrong: float, flip_right: float, neuron_gaps: Sequence[float],
                          vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> list[Claim]:
@@ -238,7 +238,7 @@ def beyond_mirror_claims(scale: Scale, *, asym_plain: float, asym_warp: float, f
     vanishing-initialization regime (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
     ‖w_i(0)‖ and the largest per-neuron gaps; :func:`vanishes_in_the_limit`). The leaky-ReLU and finite-width rows
     report distances that no threshold set before the data decides (:func:`fibook.claims.not_thresholded`)."""
-    sc = scale.shape
+    sc = preset.shape
     worst = max(flow_errors)
     return [
         Claim("the single-neuron dynamics are not infinitesimal mirror descent", "stated (motivates the new technique)",

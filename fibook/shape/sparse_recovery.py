@@ -75,12 +75,12 @@ def population_error_grid(data: SparseRegression, alphas, shapes):
 
 
 def figure71_alphas(sc):
-    """The scales ``alpha`` of Figure 7.1 at a :class:`fibook.scales.ShapeScale`: ``n_alpha`` log-spaced values."""
+    """The scales ``alpha`` of Figure 7.1 at a :class:`fibook.presets.ShapePreset`: ``n_alpha`` log-spaced values."""
     return np.logspace(*sc.alpha_log10, sc.n_alpha)
 
 
 def figure71_data(sc, instance=0):
-    """Data draw ``instance`` of the named experiment "Figure 7.1" (paper section 9) at a ShapeScale.
+    """Data draw ``instance`` of the named experiment "Figure 7.1" (paper section 9) at a ShapePreset.
 
     Instance 0 is the authors' draw (legacy generator, seed 1993); instance ``i > 0`` uses seed ``1993 + i``.
     """
@@ -88,7 +88,7 @@ def figure71_data(sc, instance=0):
 
 
 def figure71_population_errors(sc):
-    """Figure 7.1: population error of the gradient-flow limit on the (shape x alpha) grid of a ShapeScale,
+    """Figure 7.1: population error of the gradient-flow limit on the (shape x alpha) grid of a ShapePreset,
     for each of its ``n_instances`` data draws: an array (n_instances, len(shapes), n_alpha)."""
     alphas = figure71_alphas(sc)
     return np.stack([population_error_grid(figure71_data(sc, i), alphas, sc.shapes) for i in range(sc.n_instances)])
@@ -96,7 +96,7 @@ def figure71_population_errors(sc):
 
 def figure71_gd_points(sc):
     """The grid points of Figure 7.1 that are re-run with the paper's gradient-descent protocol, as a list of
-    ``(alpha, s)``: for the smallest and for the largest shape of the ShapeScale ``sc``, ``sc.gd_checks`` of its
+    ``(alpha, s)``: for the smallest and for the largest shape of the ShapePreset ``sc``, ``sc.gd_checks`` of its
     grid points, spread evenly by index over those whose effective scale ``kappa = alpha (1+s^2)/(1-s^2)`` lies in
     the window ``[kappa(alpha_lo, s_0), kappa(alpha_hi, s_0)]`` with ``lo = n // 3``, ``hi = 2 n // 3`` (``n``
     scales): the middle third of the smallest shape's curve, where its transition lies. For the smallest shape

@@ -335,6 +335,6 @@ def paper_gd(data, alpha, s, *, max_steps, mse_tol=1e-4, step=1e-3, check_every=
 
 def figure71_gd_checks(sc, data):
     """:func:`paper_gd` at every grid point of :func:`fibook.shape.sparse_recovery.figure71_gd_points` (the smallest
-    and the largest shape of the ShapeScale ``sc``, each over the window of ``kappa`` around the smallest shape's
+    and the largest shape of the ShapePreset ``sc``, each over the window of ``kappa`` around the smallest shape's
     transition), with ``sc.gd_max_steps`` as the step cap: a list of :class:`PaperGD`."""
     return [paper_gd(data, alpha, s, max_steps=sc.gd_max_steps) for alpha, s in figure71_gd_points(sc)]
