@@ -62,10 +62,66 @@ def newton_schulz(g: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS,
     return x.mT if tall else x
 
 
+def muon_momentum(buf: torch.Tensor, grad: torch.Tensor, beta: float,
+                  nesterov: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Muon's momentum: the new buffer B' and the update U it orthogonalizes, from buffer B and gradient G:
+
+        B' = beta B + (1 - beta) G                       (an exponential average, not SGD's sum B' = beta B + G)
+        U  = (1 - beta) G + beta B'   with ``nesterov``, else  U = B'
+
+    as in Jordan et al. (2024)'s reference ``muon_update`` (computed there with ``lerp``, as here) and in
+    ``torch.optim.Muon``. Das et al. (2026) train Muon with beta = 0.95 and Nesterov on. Neither input is
+    modified; U is B' itself without Nesterov.
+    """
+    new_buf = buf.lerp(grad, 1 - beta)
+    return new_buf, (grad.lerp(new_buf, beta) if nesterov else new_buf)
+
+
+def as_matrices(t: torch.Tensor, population: int = 1) -> torch.Tensor:
+    """``t`` as the matrix Muon orthogonalizes: a Linear weight (out, in) as is, a conv kernel (out, in, k, k)
+    as (out, in k k); with ``population=K`` a stack of K models' parameters (first dimension K out, as
+    :mod:`fibook.forgetting.fused` stores them) as a (K, out, in k k) stack, one matrix per model."""
+    return t.reshape(t.size(0), -1) if population == 1 else t.reshape(population, t.size(0) // population, -1)
+
+
+def muon_scale(rows: int, cols: int) -> float:
+    """sqrt(max(1, rows / cols)): the factor by which Muon enlarges the orthogonalized update of a tall (rows x
+    cols) matrix, the reference implementation's and ``torch.optim.Muon``'s default (``"original"``)
+    adjustment, which Das et al. (2026) take over as sqrt(max(1, out / (in k k)))."""
+    return math.sqrt(max(1.0, rows / cols))
+
+
+def muon_update(weight: torch.Tensor, grad: torch.Tensor, buf: torch.Tensor, *, lr: float, momentum: float,
+                nesterov: bool = True, weight_decay: float = 0.0, ns_steps: int = 5,
+                ns_dtype: torch.dtype | None = torch.bfloat16,
+                population: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """One Muon step of a parameter (Jordan et al. 2024), as a function: (new weight, new momentum buffer) from
+    the weight W, its gradient G and momentum buffer B; no input is modified. With M the update of
+    :func:`muon_momentum` viewed by :func:`as_matrices` (rows x cols, or one such matrix per model of a
+    population),
+
+        O  = newton_schulz(M)                         (about the polar factor U V^T of M = U S V^T)
+        W' = (1 - lr lambda) W - lr sqrt(max(1, rows / cols)) O
+
+    with decoupled weight decay lambda, as the reference implementation and ``torch.optim.Muon``; Muon never
+    renormalizes W, so the scale sigma_w of the initialization stays in W until the steps and the decay wear it
+    down (Das et al. 2026, who run Muon at lr 0.02 with beta 0.95, Nesterov and 5 Newton-Schulz steps on every
+    hidden conv). O stays in ``ns_dtype`` and the factor lr sqrt(...) is applied in W's dtype as the step's
+    multiplier, so O is not rounded a second time.
+    """
+    new_buf, update = muon_momentum(buf, grad, momentum, nesterov)
+    matrix = as_matrices(update, population)
+    ortho = newton_schulz(matrix, ns_steps, dtype=ns_dtype)
+    scale = muon_scale(matrix.size(-2), matrix.size(-1))
+    new_weight = weight.mul(1 - lr * weight_decay).add(ortho.reshape(weight.shape), alpha=-lr * scale)
+    return new_weight, new_buf
+
+
 class Muon(torch.optim.Optimizer):
     """Muon: momentum, then Newton-Schulz orthogonalization of the update, for matrix-shaped parameters.
 
-    Per step, for a parameter W (a conv kernel is viewed as an out x (in k k) matrix) with gradient G:
+    Per step, for a parameter W (a conv kernel is viewed as an out x (in k k) matrix) with gradient G
+    (:func:`muon_update`, which this applies to each parameter):
 
         B <- beta B + (1 - beta) G                  (momentum buffer, an exponential average)
         U <- (1 - beta) G + beta B  if nesterov else B
@@ -94,22 +150,17 @@ class Muon(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            beta = group["momentum"]
+            options = {k: group[k] for k in ("lr", "momentum", "nesterov", "weight_decay", "ns_steps", "ns_dtype",
+                                             "population")}
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros_like(p)
-                buf = state["momentum_buffer"]
-                buf.lerp_(p.grad, 1 - beta)
-                update = p.grad.lerp(buf, beta) if group["nesterov"] else buf
-                k = group["population"]
-                matrix = update.reshape(update.size(0), -1) if k == 1 else update.reshape(k, update.size(0) // k, -1)
-                ortho = newton_schulz(matrix, group["ns_steps"], dtype=group["ns_dtype"])
-                scale = math.sqrt(max(1.0, matrix.size(-2) / matrix.size(-1)))
-                p.mul_(1 - group["lr"] * group["weight_decay"])
-                p.add_(ortho.reshape(p.shape), alpha=-group["lr"] * scale)
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = torch.zeros_like(p)
+                new_weight, state["momentum_buffer"] = muon_update(p, p.grad, buf, **options)
+                p.copy_(new_weight)
         return loss
 
 

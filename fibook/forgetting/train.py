@@ -391,6 +391,110 @@ def population_batches(configs: list[TrainConfig], ds: DatasetSplits,
     return train_batches, evals
 
 
+HISTORY_KEYS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm",
+                "layer_norms", "init_distance", "init_cosine", "layer_distance", "layer_cosine", "steps", "T_SGD",
+                "T_L2", "T_adapt")
+
+
+@dataclass
+class RunState:
+    """One run of a population while it trains: its config, its history so far (:data:`HISTORY_KEYS`), its
+    status (``ok`` or ``diverged``), and once it has diverged, the epoch and the optimizer steps taken by then.
+    ``loss_limit`` is the mean training loss above which it counts as diverged (set once epoch 0 is recorded).
+    Its network and optimizer are those of the :class:`_Block` that holds it (one block may hold several runs)."""
+
+    config: TrainConfig
+    history: dict[str, list] = field(default_factory=lambda: {k: [] for k in HISTORY_KEYS})
+    status: str = "ok"
+    diverged_epoch: int | None = None
+    steps_taken: int | None = None
+    loss_limit: float = math.inf
+
+    @property
+    def live(self) -> bool:
+        """Still training and recorded."""
+        return self.status == "ok"
+
+    def set_loss_limit(self, classes: int) -> None:
+        """``DIVERGENCE_FACTOR`` times max(the training loss at epoch 0, ln ``classes``)."""
+        self.loss_limit = DIVERGENCE_FACTOR * max(self.history["train_loss"][0], math.log(classes))
+
+    def record(self, epoch: int, scores: dict[str, tuple[float, float]], norms: dict[str, float], geometry: dict,
+               steps: int, clocks: dict[str, float]) -> None:
+        """Append one epoch: (loss, accuracy) per evaluation split, the weight norms by layer with their
+        ``total``, the geometry to the initialization (:func:`fibook.forgetting.models.member_init_geometry`),
+        and the optimizer steps and clocks up to here."""
+        h = self.history
+        h["epoch"].append(epoch)
+        for name, (loss, acc) in scores.items():
+            h[f"{name}_loss"].append(loss)
+            h[f"{name}_acc"].append(acc)
+        h["weight_norm"].append(norms["total"])
+        h["layer_norms"].append([v for name, v in norms.items() if name != "total"])
+        h["init_distance"].append(geometry["total_distance"])
+        h["init_cosine"].append(geometry["total_cosine"])
+        h["layer_distance"].append(geometry["distance"])
+        h["layer_cosine"].append(geometry["cosine"])
+        h["steps"].append(steps)
+        for key, value in clocks.items():
+            h[key].append(value)
+
+    def check_divergence(self, epoch: int, mean_loss: float, steps: int) -> None:
+        """Mark the run diverged at ``epoch`` (after ``steps`` optimizer steps) when its mean training loss there
+        is non-finite or above ``loss_limit``."""
+        if self.live and not (math.isfinite(mean_loss) and mean_loss <= self.loss_limit):
+            self.status, self.diverged_epoch, self.steps_taken = "diverged", epoch, steps
+
+    def result(self, lrs: list[float], layer_names: list[str], wall_seconds: float, device: str) -> RunResult:
+        """The finished run; ``lrs`` are the learning rates of all the population's steps, of which it took the
+        first ``steps_taken`` (all of them if it never diverged)."""
+        c = self.config
+        steps = len(lrs) if self.steps_taken is None else self.steps_taken
+        clocks = metrics.forgetting_clocks(lrs[:steps], c.batch_size, c.weight_decay)
+        return RunResult(config=c, status=self.status, history=self.history, layer_names=layer_names,
+                         summary=summarize(self.history, steps, clocks), wall_seconds=wall_seconds, device=device,
+                         diverged_epoch=self.diverged_epoch)
+
+
+def record_epoch(epoch: int, runs: list[RunState], blocks: list[_Block], inits: list[list[torch.Tensor]],
+                 evals: dict[str, Batches], lrs: list[float], bf16: bool) -> None:
+    """Evaluate every block and append ``epoch`` to the history of each of its runs still live; ``inits`` are the
+    blocks' weights at initialization (:func:`fibook.forgetting.models.weight_snapshot`), ``lrs`` the learning
+    rates of the steps taken so far. Epoch 0 is evaluated on :func:`recalibrated_copy` of each network."""
+    c = runs[0].config
+    clocks = metrics.forgetting_clocks(lrs, c.batch_size, c.weight_decay)
+    for b, init in zip(blocks, inits, strict=True):
+        k = len(b.members)
+        net = b.net if epoch > 0 else recalibrated_copy(b.net, k, evals["train"], bf16)
+        results = {name: evaluate(net, k, batches, bf16) for name, batches in evals.items()}
+        geometry = member_init_geometry(b.inner, init, k)
+        for j, (i, norms) in enumerate(zip(b.members, member_weight_norms(b.inner, k), strict=True)):
+            if runs[i].live:
+                runs[i].record(epoch, {name: scores[j] for name, scores in results.items()}, norms, geometry[j],
+                               len(lrs), clocks)
+
+
+def train_epoch(epoch: int, runs: list[RunState], blocks: list[_Block], train_batches: list[Batches],
+                lrs: list[float], total_steps: int, bf16: bool) -> list[float]:
+    """One epoch of every block that holds a live run, each run on its own batches; the learning rate of each
+    step (the schedule's over ``total_steps``) is appended to ``lrs``. Returns each run's mean training loss."""
+    c = runs[0].config
+    loss_sums = torch.zeros(len(runs), device=blocks[0].index.device)  # on the population's device
+    live = [b for b in blocks if any(runs[i].live for i in b.members)]
+    for b in live:
+        b.net.train()
+    for step_batches in zip(*(tb.epoch(epoch) for tb in train_batches), strict=True):
+        mult = SCHEDULES[c.schedule](len(lrs), total_steps)
+        for b in live:
+            for group, base in zip(b.opt.param_groups, b.base_lrs, strict=True):
+                group["lr"] = base * mult
+            xb = torch.cat([step_batches[i][0] for i in b.members], dim=1)
+            yb = torch.stack([step_batches[i][1] for i in b.members], dim=1)
+            loss_sums[b.index] += train_step(b, xb, yb, bf16)
+        lrs.append(c.lr * mult)
+    return (loss_sums / len(train_batches[0])).tolist()
+
+
 def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[RunResult]:
     start = time.perf_counter()
     c = configs[0]
@@ -398,75 +502,23 @@ def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[Run
     ds = dataset(c.dataset).subset(c.n_train, c.n_val, c.n_test)
     blocks = build_blocks(configs, c.fused, ds.image_shape[0], len(ds.classes), dev, bf16)
     train_batches, evals = population_batches(configs, ds, dev)
-    steps_per_epoch = len(train_batches[0])
-    total_steps = c.epochs * steps_per_epoch
-    keys = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm",
-            "layer_norms", "init_distance", "init_cosine", "layer_distance", "layer_cosine", "steps", "T_SGD",
-            "T_L2", "T_adapt")
-    histories = [{k: [] for k in keys} for _ in configs]
-    status: list[str] = ["ok"] * len(configs)
-    diverged_epoch: list[int | None] = [None] * len(configs)
-    steps_taken: list[int | None] = [None] * len(configs)  # set when a run stops early
+    total_steps = c.epochs * len(train_batches[0])
+    runs = [RunState(r) for r in configs]
     lrs: list[float] = []
     inits = [weight_snapshot(b.inner) for b in blocks]
-
-    def record(epoch: int) -> None:
-        clocks = metrics.forgetting_clocks(lrs, c.batch_size, c.weight_decay)
-        for b, init in zip(blocks, inits, strict=True):
-            k = len(b.members)
-            net = b.net if epoch > 0 else recalibrated_copy(b.net, k, evals["train"], bf16)
-            results = {name: evaluate(net, k, batches, bf16) for name, batches in evals.items()}
-            geometry = member_init_geometry(b.inner, init, k)
-            for j, (i, norms) in enumerate(zip(b.members, member_weight_norms(b.inner, k), strict=True)):
-                if status[i] != "ok":
-                    continue
-                h = histories[i]
-                h["epoch"].append(epoch)
-                for name in evals:
-                    h[f"{name}_loss"].append(results[name][j][0])
-                    h[f"{name}_acc"].append(results[name][j][1])
-                h["weight_norm"].append(norms.pop("total"))
-                h["layer_norms"].append(list(norms.values()))
-                h["init_distance"].append(geometry[j]["total_distance"])
-                h["init_cosine"].append(geometry[j]["total_cosine"])
-                h["layer_distance"].append(geometry[j]["distance"])
-                h["layer_cosine"].append(geometry[j]["cosine"])
-                h["steps"].append(len(lrs))
-                for key, value in clocks.items():
-                    h[key].append(value)
-
-    record(0)
+    record_epoch(0, runs, blocks, inits, evals, lrs, bf16)
     layer_names = [name for name, _ in weight_layers(blocks[0].inner)]
-    loss_limits = [DIVERGENCE_FACTOR * max(h["train_loss"][0], math.log(len(ds.classes))) for h in histories]
+    for run in runs:
+        run.set_loss_limit(len(ds.classes))
     for epoch in range(1, c.epochs + 1):
-        loss_sums = torch.zeros(len(configs), device=dev)
-        live = [b for b in blocks if any(status[i] == "ok" for i in b.members)]
-        for b in live:
-            b.net.train()
-        for step_batches in zip(*(tb.epoch(epoch) for tb in train_batches), strict=True):
-            mult = SCHEDULES[c.schedule](len(lrs), total_steps)
-            for b in live:
-                for group, base in zip(b.opt.param_groups, b.base_lrs, strict=True):
-                    group["lr"] = base * mult
-                xb = torch.cat([step_batches[i][0] for i in b.members], dim=1)
-                yb = torch.stack([step_batches[i][1] for i in b.members], dim=1)
-                loss_sums[b.index] += train_step(b, xb, yb, bf16)
-            lrs.append(c.lr * mult)
-        for i, mean_loss in enumerate((loss_sums / steps_per_epoch).tolist()):
-            if status[i] == "ok" and not (math.isfinite(mean_loss) and mean_loss <= loss_limits[i]):
-                status[i], diverged_epoch[i], steps_taken[i] = "diverged", epoch, len(lrs)
-        if all(s != "ok" for s in status):
+        mean_losses = train_epoch(epoch, runs, blocks, train_batches, lrs, total_steps, bf16)
+        for run, mean_loss in zip(runs, mean_losses, strict=True):
+            run.check_divergence(epoch, mean_loss, len(lrs))
+        if not any(run.live for run in runs):
             break
-        record(epoch)
+        record_epoch(epoch, runs, blocks, inits, evals, lrs, bf16)
     wall = time.perf_counter() - start
-    out = []
-    for i, r in enumerate(configs):
-        steps = len(lrs) if steps_taken[i] is None else steps_taken[i]
-        clocks = metrics.forgetting_clocks(lrs[:steps], c.batch_size, c.weight_decay)
-        out.append(RunResult(config=r, status=status[i], history=histories[i], layer_names=layer_names,
-                             summary=summarize(histories[i], steps, clocks), wall_seconds=wall / len(configs),
-                             device=str(dev), diverged_epoch=diverged_epoch[i]))
-    return out
+    return [run.result(lrs, layer_names, wall / len(configs), str(dev)) for run in runs]
 
 
 def train(config: TrainConfig, device: str | torch.device | None = "auto") -> RunResult:
