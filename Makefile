@@ -21,13 +21,13 @@ PYTEST_OPTS := -rs
 # reproduction (every sweep, chapter, book build and verdict diff at `smoke`) run in their own processes alongside
 # the rest, on the second core; their reports follow the main one, and any of them failing fails the target.
 test: setup data browser lint
-	@( $(PY) -m pytest $(PYTEST_OPTS) -p no:cacheprovider tests/test_portability.py > .portability.log 2>&1; \
+	@( $(PY) -m pytest $(PYTEST_OPTS) -p no:cacheprovider tests/book/test_portability.py > .portability.log 2>&1; \
 	   echo $$? > .portability.rc; \
 	   $(MAKE) --no-print-directory reproduce-smoke > .reproduce.log 2>&1; echo $$? > .reproduce.rc ) & \
 	  second=$$!; \
-	  $(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env --ignore=tests/test_portability.py tests chapters; \
+	  $(PY) -m pytest $(PYTEST_OPTS) --nbval --nbval-current-env --ignore=tests/book/test_portability.py tests chapters; \
 	  main=$$?; wait $$second; \
-	  echo "== portability check (tests/test_portability.py)"; cat .portability.log; \
+	  echo "== portability check (tests/book/test_portability.py)"; cat .portability.log; \
 	  echo "== make reproduce PRESET=smoke, from scratch"; cat .reproduce.log; \
 	  portability=$$(cat .portability.rc); reproduce=$$(cat .reproduce.rc); \
 	  rm -f .portability.log .portability.rc .reproduce.log .reproduce.rc; \

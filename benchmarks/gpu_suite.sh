@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED=1
   echo "# GPU suite, $(date -u +%Y-%m-%dT%H:%MZ)"
   $py -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
   echo "## CUDA tests"
-  $py -m pytest -q tests/test_batches.py tests/test_train.py tests/test_fused.py -k "cuda or fused" 2>&1 | tail -3
+  $py -m pytest -q tests/forgetting/test_batches.py tests/forgetting/test_train.py tests/forgetting/test_fused.py -k "cuda or fused" 2>&1 | tail -3
   echo "## train_throughput (batch 128)"
   $py benchmarks/train_throughput.py --device cuda --steps 20
   echo "## sweep_throughput part b (fused populations)"

@@ -1,5 +1,9 @@
 """Input checks shared by every Part: each raises ``ValueError`` naming the argument, what it got and what is
-allowed, and returns the checked value (numbers as float64 arrays where arrays are allowed)."""
+allowed, and returns the checked value (numbers as float64 arrays where arrays are allowed).
+
+Serves the closed forms and simulations of Parts II and III and the trainer of Part I (the chapters' inputs
+are checked where they enter).
+"""
 
 from __future__ import annotations
 

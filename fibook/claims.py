@@ -98,6 +98,20 @@ def yes_or_no(holds: bool) -> Finding:
     return Finding(Verdict.YES if holds else Verdict.NO)
 
 
+@dataclass(frozen=True)
+class Quoted:
+    """A number a paper states: its ``value`` (a number, or a range as a tuple), its ``text`` as the book prints it,
+    and its ``source`` (where the paper, or a secondary summary of it, states it). Each Part keeps its paper's
+    quoted numbers in one registry, its ``paper`` module."""
+
+    value: float | tuple[float, ...]
+    text: str
+    source: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def finding_of(text: str, verdict: str) -> Finding:
     """The finding a verdict file records as ``verdict`` (a :class:`Verdict` value) and ``text``; ValueError unless
     ``text`` begins with that verdict's phrase as a whole word."""

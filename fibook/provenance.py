@@ -1,4 +1,7 @@
-"""Where a number came from: code version, library versions, hardware and date, as a plain dict."""
+"""Where a number came from: code version, library versions, hardware and date, as a plain dict.
+
+Serves the results records of every sweep and the benchmarks; the appendix "Reproducibility" says what it holds.
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ error has one or two degrees of freedom, and the t quantile says what that costs
 "Not different" is not "equal". :func:`equivalent` shows equality only when the whole (1 - 2 alpha) interval of
 the difference lies inside a margin stated before the data (Schuirmann's two one-sided tests), so too little data
 gives "not resolved", never "equal".
+
+Serves the verdicts of every chapter; the appendix "How the verdicts are decided" states its convention for
+"beyond noise" once.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Figures are drawn for the text column of the rendered book. :data:`COLUMN_IN` inches at :data:`DPI` dots per
 inch is :data:`COLUMN_PX` pixels, no wider than the article's text column in a 1280-px browser window
-(:data:`ARTICLE_PX`, checked by ``tests/test_book.py``), so a figure is shown at its natural size and its text at
+(:data:`ARTICLE_PX`, checked by ``tests/book/test_book.py``), so a figure is shown at its natural size and its text at
 the size it was drawn: :data:`RC`'s smallest size, 8 pt, is 11 px, above :data:`MIN_FONT_PX`. A figure drawn
 wider is shrunk by the browser, and so is its text.
 
@@ -12,6 +12,8 @@ text in image pixels, axis offset labels such as "1e-8+9.99e-1", pairs of texts 
 those numbers into the PNG's text chunks (``fibook:smallest-font-px``, ``fibook:offset-labels``,
 ``fibook:text-overlaps``), where the browser test reads them beside the image's displayed width, and stores the
 image with a palette of at most :data:`PALETTE` colours, which a plot's flat colours and anti-aliased edges fit.
+
+Serves every figure of every chapter, and the figure checks of ``tests/book``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 COLUMN_IN = 6.5
 DPI = 100
 COLUMN_PX = round(COLUMN_IN * DPI)
-ARTICLE_PX = 676  # the article's text column at a 1280-px window, as tests/test_book.py measures it
+ARTICLE_PX = 676  # the article's text column at a 1280-px window, as tests/book/test_book.py measures it
 MIN_FONT_PX = 9.0  # the smallest text a reader is asked to read, in CSS px as displayed
 PALETTE = 256
 RC = {

@@ -76,7 +76,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from fibook import stats
-from fibook.claims import Claim, Finding, Verdict, rule, yes_or_no
+from fibook.claims import Claim, Finding, Quoted, Verdict, rule, yes_or_no
 from fibook.forgetting.arms import Arm, arm_of, config_part, seed_std_pp, setting
 from fibook.forgetting.clocks import effective_lr, heavy_ball_momentum, sgd_with_l2
 from fibook.forgetting.collapse import ClockPoint, equal_clock_pairs
@@ -85,6 +85,14 @@ from fibook.forgetting.loading import Finished
 from fibook.forgetting.metrics import forgetting_clocks, rank_correlation
 from fibook.forgetting.noise import Difference, NoiseFloor, spread_difference, spread_estimate
 from fibook.forgetting.optimizers import get_optimizer
+from fibook.forgetting.paper import (
+    HEADLINE_SPREAD,
+    HEADLINE_T_SGD,
+    L2_SPREAD,
+    LONG_SPREAD,
+    LONG_T_SGD,
+    MUON_SPREAD,
+)
 from fibook.notebook import below
 from fibook.stats import CONFIDENCE  # noqa: F401  (a threshold the rules name, recorded in their claims)
 
@@ -237,11 +245,14 @@ def not_in_paper() -> Finding:
     return Finding(Verdict.NOT_APPLICABLE, " (not in the paper)")
 
 
+L2_PAPER = (f"≈ {L2_SPREAD} at η = λ = 1e-2 (secondary; T_L2 = {reconstructed_clock('sgd+L2')[1]:.3g} if run 300 "
+            "epochs, derived)")
+
 OPTIMIZER_CLAIMS = (  # key, the paper's number, the claim
     ("adam", "qualitative", "Adam largely erases the σ_w dependence"),
     ("adamw", "qualitative", "AdamW largely erases it too"),
-    ("muon", "≈ 4.0 pp (secondary)", "Muon leaves a small spread"),
-    ("sgd+L2", "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)",
+    ("muon", f"≈ {MUON_SPREAD} (secondary)", "Muon leaves a small spread"),
+    ("sgd+L2", L2_PAPER,
      "SGD + L2 at a large T_L2 forgets"),
 )
 
@@ -516,10 +527,11 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise), batch_arms
 
     return [
-        _row("training much longer leaves the spread", "26.5 pp at 300 epochs, ≈ 26 pp after 5,000 (secondary)", long,
+        _row("training much longer leaves the spread",
+             f"{HEADLINE_SPREAD} at 300 epochs, ≈ {LONG_SPREAD} after 5,000 (secondary)", long,
              len(long_arms) >= 2, keeps_spread, longer, "two lengths"),
         _row("a larger learning rate with L2 erases the memory",
-             "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)", l2,
+             L2_PAPER, l2,
              bool(base and both), l2_erases, large_rate_l2, "the smallest rate without L2 and the largest with it"),
         _row("at a fixed learning rate, more L2 (larger T_L2) leaves a smaller spread",
              "the paper's reading: T_L2 is the clock of explicit L2", l2_clock, bool(rows), falls_with_l2, more_l2,
@@ -534,12 +546,13 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
 
 @rule(fixed=FIXED["no results"])
-def matches_quoted(value: float, quoted: str) -> Finding:
-    """``consistent`` when ``value`` rounded to two significant digits equals the paper's quoted figure (e.g.
-    7.3e-4), else ``no``. Not a confirmation: the setting that gives ``value`` was reconstructed from the quoted
-    figures themselves, so agreement checks the arithmetic and the reconstruction, nothing the paper measured."""
+def matches_quoted(value: float, quoted: Quoted) -> Finding:
+    """``consistent`` when ``value`` rounded to two significant digits equals the paper's quoted figure
+    (:class:`~fibook.forgetting.paper.Quoted`, e.g. 7.3e-4), else ``no``. Not a confirmation: the setting that gives
+    ``value`` was reconstructed from the quoted figures themselves, so agreement checks the arithmetic and the
+    reconstruction, nothing the paper measured."""
     return Finding(Verdict.CONSISTENT, " (η and N were inferred from these figures)") \
-        if float(f"{value:.2g}") == float(quoted) \
+        if float(f"{value:.2g}") == quoted.value \
         else Finding(Verdict.NO)
 
 
@@ -566,9 +579,10 @@ def question_claims(t_sgd: float, t_long: float, losses: Sequence[float], cosine
     deviation below ``LOGIT_FLOOR``, float32)."""
     invariant = scale_invariant(losses, cosines)
     return [
-        Claim("T_SGD of the headline run (η = 1e-3, b = 128, 300 epochs of 40,000 images)", "7.3e-4",
-              f"{t_sgd:.3g} (arithmetic, drop_last)", matches_quoted(t_sgd, "7.3e-4"), rule=matches_quoted),
-        Claim("T_SGD after 5,000 epochs", "1.2e-2", f"{t_long:.3g} (arithmetic)", matches_quoted(t_long, "1.2e-2"),
+        Claim("T_SGD of the headline run (η = 1e-3, b = 128, 300 epochs of 40,000 images)", str(HEADLINE_T_SGD),
+              f"{t_sgd:.3g} (arithmetic, drop_last)", matches_quoted(t_sgd, HEADLINE_T_SGD), rule=matches_quoted),
+        Claim("T_SGD after 5,000 epochs", str(LONG_T_SGD), f"{t_long:.3g} (arithmetic)",
+              matches_quoted(t_long, LONG_T_SGD),
               rule=matches_quoted),
         Claim("BatchNorm makes the loss scale-invariant in each conv weight", "mechanism (fibook's reading)",
               "L(cW) = L(W) to 1e-9, |cos(∇L, W)| < 1e-9 for c = 0.1, 1, 10 (float64, width-4 ResNet-9)"
@@ -660,7 +674,7 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
     ``seed_noise`` experiment's one arm once it has finished). Every spread row needs every sigma_w's selected
     predictor to interpolate (:func:`condition`)."""
     where = setting(arm.config, preset, show=("arch", "epochs", "lr"))
-    paper = "26.5 pp (CIFAR-10, ResNet-9, 300 ep)"
+    paper = f"{HEADLINE_SPREAD} (CIFAR-10, ResNet-9, 300 ep)"
 
     def headline(a: Arm, late: bool) -> Claim:
         return Claim(HEADLINE + (LATE_READING if late else ""), paper if late else f"{paper}; {WHOLE_RUN}",
@@ -797,8 +811,9 @@ def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
 
 CLOCK_CLAIMS = (
     ("T_SGD", "each mechanism acts on a timescale set by its regularization (abstract); larger batches (smaller "
-              "T_SGD) forget more slowly (secondary); 26.5 pp at T_SGD = 7.3e-4, ≈ 26 pp at 1.2e-2 (secondary)"),
-    ("T_L2", "≈ 0.3 pp at η = λ = 1e-2 (secondary; T_L2 = 9.36 if run 300 epochs, derived)"),
+              f"T_SGD) forget more slowly (secondary); {HEADLINE_SPREAD} at T_SGD = {HEADLINE_T_SGD}, "
+              f"≈ {LONG_SPREAD} at {LONG_T_SGD} (secondary)"),
+    ("T_L2", L2_PAPER),
     ("T_adapt", "the Adam family largely erases the dependence (abstract; T_adapt = "
                 f"{reconstructed_clock('adam')[1]:.3g} for its Adam run in the book's reconstruction)"),
 )

@@ -11,6 +11,8 @@ official test images are only used for reported test accuracy. Fashion-MNIST fol
 
 Files are never fetched unless ``download=True``; a missing, truncated or altered file raises an error that says
 which file, what was wrong and how to get a good copy.
+
+Serves "Data and protocol" (``data_protocol``: the splits and their statistics) and every Part I sweep.
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ side by side:
 The fused network maps ``(B, K c, H, W)`` -- model k's batch in channel block k -- to logits ``(B, K, classes)``.
 Element-wise optimizers (SGD, Adam, AdamW) on the fused parameters are exactly the per-model optimizers; Muon
 orthogonalizes each model's block separately (``population=K``). With float64 the fused and one-at-a-time
-trajectories agree to rounding (tests/test_fused.py).
+trajectories agree to rounding (tests/forgetting/test_fused.py).
+
+Serves the sweeps of Part I's ``gpu`` and ``paper`` presets (``--fuse``); no chapter at the ``book`` preset
+reads a fused run.
 """
 
 from __future__ import annotations

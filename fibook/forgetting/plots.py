@@ -14,15 +14,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fibook.forgetting.arms import Arm, direction_kept, norm_ratio_curves
+from fibook.forgetting.claims import reconstructed_clock
 from fibook.forgetting.collapse import ClockPoint, mechanism
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.forgetting.noise import NoiseFloor, spread_estimate
+from fibook.forgetting.paper import HEADLINE_SPREAD, HEADLINE_T_SGD, L2_SPREAD, LONG_SPREAD, LONG_T_SGD
 from fibook.forgetting.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
 MECHANISM_COLORS = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
 # The paper's quoted spreads on each clock (CIFAR-10, secondary summaries), drawn for their place on the axis
-PAPER_ANCHORS = {"T_SGD": ((7.3e-4, 26.5), (1.2e-2, 26.0)), "T_L2": ((9.36, 0.3),), "T_adapt": ()}
+PAPER_ANCHORS = {"T_SGD": ((HEADLINE_T_SGD.value, HEADLINE_SPREAD.value), (LONG_T_SGD.value, LONG_SPREAD.value)),
+                 "T_L2": ((reconstructed_clock("sgd+L2")[1], L2_SPREAD.value),), "T_adapt": ()}
 # The k-th line of a figure with several: a marker and a line style of its own, so that two lines that coincide
 # are both seen
 ARM_MARKERS = ("o", "s", "^", "v", "D", "p", "h", "<")

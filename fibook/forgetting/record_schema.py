@@ -7,6 +7,8 @@ accuracies are fractions in [0, 1]; epochs, steps and counts are whole numbers >
 except the losses of a ``diverged`` run. :func:`decode` turns one line into its JSON object with a bounded
 parser: nesting deeper than :data:`MAX_DEPTH` or an integer longer than :data:`MAX_DIGITS` digits is refused
 with a message instead of exhausting the interpreter.
+
+Serves the appendix "Results files" (``results_format``), which states this schema for readers.
 """
 
 from __future__ import annotations

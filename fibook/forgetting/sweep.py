@@ -16,7 +16,10 @@ unfinished run, when no worker has been connected for ``worker_timeout`` seconds
 rerun trains what is missing. ``fuse=True`` trains runs that differ only in sigma_w and seed as
 one fused network (:mod:`fibook.forgetting.fused`), the fast path on a GPU. A fused network sums in another
 order than one network at a time, so in fp32 its numbers differ and its runs are other runs: their configs say
-``fused: true`` and have their own ids (in fp64 the two agree to 1e-12, which ``tests/test_fused.py`` checks).
+``fused: true`` and have their own ids (in fp64 the two agree to 1e-12, which ``tests/forgetting/test_fused.py``
+checks).
+
+Serves every Part I chapter's rerun cell (``RERUN = True``) and ``python -m fibook sweep``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Part III: sampled linear nets and gradient descent on them, batched over Monte-Carlo draws (torch float64),
 the literal-GD checks of the closed forms in :mod:`fibook.layerwise.closed_forms` (whose
 docstring gives the notation and the surrogate update).
+
+Serves "Two steps, exactly" (``two_steps``: the Monte-Carlo checks), "Unequal first, equal next" (``unequal_equal``:
+the literal-GD split curves) and "A balancing scheduler" (``scheduler``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its thresholds are named constants, stated in the docstring and in the chapter t
 tested just above and just below each threshold. ``paper`` says what Azulay et al. (2021) report (or that they do
 not), ``ours`` the number measured on the chapter's page with the setting it was measured in.
 
-Chapters "Preset and shape in diagonal networks" (:func:`diagonal_claims`) and "Beyond mirror descent"
+Chapters "Scale and shape in diagonal networks" (:func:`diagonal_claims`) and "Beyond mirror descent"
 (:func:`beyond_mirror_claims`). A quantity that should vanish is printed as a bound at a floor
 (:func:`fibook.notebook.below`); the verdicts read the same floor: it vanishes below it, it does not at or above.
 
@@ -42,6 +42,7 @@ from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.notebook import below
 from fibook.presets import Preset
+from fibook.shape.paper import GD_DISTANCES, GD_STEPS, TRANSITIONS
 
 FLOW_FLOOR = 1e-9
 FD_FLOOR = 1e-8
@@ -146,16 +147,15 @@ def same_order(ours: tuple[float, float], paper: tuple[float, float]) -> Finding
     return Finding(Verdict.YES, " (same order)") if ok else Finding(Verdict.NO)
 
 
-PAPER_GD_STEPS = (222, 2816)  # the paper's range of GD steps (Section 6, η = 1e-3, stop at loss 1e-10)
-PAPER_GD_DISTANCES = (1e-5, 1e-4)  # and of the final distances to w̃_Q
 
 
 @rule("ORDER_FACTOR")
 def gd_same_order(steps: Sequence[int], distances: Sequence[float]) -> Finding:
     """``yes (same order)`` when both the range of our GD step counts and that of our final distances are of the
-    paper's order (:func:`same_order` against ``PAPER_GD_STEPS`` and ``PAPER_GD_DISTANCES``), else ``no``."""
-    ok = same_order((min(steps), max(steps)), PAPER_GD_STEPS).verdict is Verdict.YES and same_order(
-        (min(distances), max(distances)), PAPER_GD_DISTANCES).verdict is Verdict.YES
+    paper's order (:func:`same_order` against :data:`fibook.shape.paper.GD_STEPS` and ``GD_DISTANCES``), else
+    ``no``."""
+    ok = same_order((min(steps), max(steps)), GD_STEPS.value).verdict is Verdict.YES and same_order(
+        (min(distances), max(distances)), GD_DISTANCES.value).verdict is Verdict.YES
     return Finding(Verdict.YES, " (same order)") if ok else Finding(Verdict.NO)
 
 
@@ -165,7 +165,7 @@ def diagonal_claims(preset: Preset, *, flow_errors: Sequence[float], same_kappa:
                     gd_stopped: Sequence[bool]) -> list[Claim]:
     """The ``diagonal_networks`` chapter's rows: Theorem 4.1 on small problems (:func:`vanishes` on the largest of
     ``flow_errors``), κ rather than α (:func:`kappa_not_product`), the transition of the first and last shape of
-    ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x presets,
+    ``transitions`` (:func:`transition_shift`), the two regimes of ``errors`` (shapes x scales,
     :func:`kernel_to_rich`), the collapse against κ (:func:`collapses`) and early-stopped GD (``gd_gaps``, the
     population-error gaps to the limit at grid points of the shapes ``gd_shapes``, the paper's protocol, and
     whether each met its stop rule, ``gd_stopped``; :func:`gd_close`)."""
@@ -180,10 +180,10 @@ def diagonal_claims(preset: Preset, *, flow_errors: Sequence[float], same_kappa:
               f"same κ: ‖Δβ‖ {below(same_kappa, FLOW_FLOOR)}; same α: ‖Δβ‖ = {same_product:.2f}",
               kappa_not_product(same_kappa, same_product), rule=kappa_not_product),
         Claim(f"larger shape moves the transition to smaller α (s = {s_first:g} vs {s_last:g})",
-              "≈ 3e-3 vs ≈ 5e-5 (read off Figure 7.1)",
+              str(TRANSITIONS),
               f"{_alpha(t_first)} vs {_alpha(t_last)} (midpoint crossing, '{preset.name}' preset, seed-1993 data)",
               transition_shift(t_first, t_last, err_l1, err_l2), rule=transition_shift, key="transition shift"),
-        Claim("small preset → sparse-like, large → min-ℓ2-like population error", "Figure 7.1 (no y ticks)",
+        Claim("small scale → sparse-like, large → min-ℓ2-like population error", "Figure 7.1 (no y ticks)",
               f"{np.min(errors):.4f} → {np.max(errors):.4f}; min-ℓ1 {err_l1:.4f}, min-ℓ2 {err_l2:.4f}",
               kernel_to_rich(errors, err_l1, err_l2), rule=kernel_to_rich),
         Claim("curves collapse against κ = α(1+s²)/(1−s²)", "implied by Theorem 4.1 (not plotted in the paper)",
@@ -247,7 +247,7 @@ def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float,
         Claim("Theorem 6.1: GF on a·wᵀx reaches argmin q (one neuron)", "exact (theorem)",
               f"LSODA flow vs explicit β_∞: {below(worst, FLOW_FLOOR)} relative, {len(flow_errors)} (α, s), "
               f"N = {sc.n_small}, d = {sc.d_small}", vanishes(worst), rule=vanishes),
-        Claim("GD (η = 1e-3, stop at loss 1e-10) ends close to w̃_Q", "222–2,816 steps; final distance ~1e-5–1e-4",
+        Claim("GD (η = 1e-3, stop at loss 1e-10) ends close to w̃_Q", f"{GD_STEPS}; {GD_DISTANCES}",
               f"{min(gd_steps):,.0f}–{max(gd_steps):,.0f} steps; distance {min(gd_dists):.0e}–{max(gd_dists):.0e} "
               f"(d = {sc.d}, N = {sc.n_train}, our draws of w₀)",
               gd_same_order(gd_steps, gd_dists), rule=gd_same_order),

@@ -91,7 +91,7 @@ def stored_sliders(path):
             if m["model_name"] in ("IntSliderModel", "FloatSliderModel", "FloatLogSliderModel")]
 
 
-CHAPTERS = sorted((Path(__file__).resolve().parent.parent / "chapters").rglob("*.ipynb"))
+CHAPTERS = sorted((Path(__file__).resolve().parents[2] / "chapters").rglob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])

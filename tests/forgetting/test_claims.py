@@ -11,6 +11,7 @@ reached by moving m by a small EPS either side of it.
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from synthetic import enumerated_bootstrap, rec, t95, t975
 
 from fibook import stats
 from fibook.claims import Finding, Verdict
-from fibook.forgetting import claims
+from fibook.forgetting import claims, paper
 from fibook.forgetting.arms import arms, seed_std_pp
 from fibook.forgetting.collapse import ClockPoint, clock_point, equal_clock_pairs, longest_clock_arms
 from fibook.forgetting.loading import Finished
@@ -571,8 +572,28 @@ CONSISTENT = Finding(Verdict.CONSISTENT, " (η and N were inferred from these fi
 
 
 def test_a_recomputed_clock_agrees_when_it_rounds_to_the_quoted_digits():
-    assert claims.matches_quoted(7.26e-4, "7.3e-4") == claims.matches_quoted(7.34e-4, "7.3e-4") == CONSISTENT
-    assert claims.matches_quoted(7.24e-4, "7.3e-4") == claims.matches_quoted(7.36e-4, "7.3e-4") == Finding(Verdict.NO)
+    quoted = paper.HEADLINE_T_SGD
+    assert quoted.value == 7.3e-4 and str(quoted) == "7.3e-4"
+    assert claims.matches_quoted(7.26e-4, quoted) == claims.matches_quoted(7.34e-4, quoted) == CONSISTENT
+    assert claims.matches_quoted(7.24e-4, quoted) == claims.matches_quoted(7.36e-4, quoted) == Finding(Verdict.NO)
+
+
+def test_every_quoted_number_says_where_the_paper_states_it_and_prints_as_its_value():
+    import dataclasses
+
+    from fibook.claims import Quoted
+    from fibook.shape import paper as shape_paper
+
+    for module in (paper, shape_paper):
+        quoted = [v for v in vars(module).values() if isinstance(v, Quoted)]
+        assert quoted, module.__name__
+        for q in quoted:
+            assert q.source and q.text == str(q), q
+            values = q.value if isinstance(q.value, tuple) else (q.value,)
+            shown = {float(x) for x in re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", q.text.replace(",", ""))}
+            assert set(values) <= shown, q  # the text shows the number
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            quoted[0].value = 0.0
 
 
 def test_scale_invariance_needs_loss_and_cosine_below_the_tolerance():

@@ -2,7 +2,7 @@
 legible at the book's column width: its smallest text, scaled to the width it is shown at, is at least
 ``MIN_FONT_PX``; it shows no axis offset label; no two of its texts overlap.
 
-The browser test (tests/test_book.py) reads the same numbers from the rendered page beside each image's displayed
+The browser test (tests/book/test_book.py) reads the same numbers from the rendered page beside each image's displayed
 width; this test reads them from the notebooks, without a browser, so it is the quick check while a chapter's
 figures are being laid out.
 """
@@ -18,7 +18,7 @@ from PIL import Image
 
 from fibook import style
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").rglob("*.ipynb"))
 
 
@@ -156,7 +156,7 @@ def test_the_caption_check_finds_a_bare_figure_and_an_unreferenced_one(tmp_path)
         tmp_path / "nb.ipynb")[2]
 
 
-if __name__ == "__main__":  # python tests/test_figures.py [NOTEBOOK ...]: the problems of each chapter
+if __name__ == "__main__":  # python tests/book/test_figures.py [NOTEBOOK ...]: the problems of each chapter
     import sys
 
     for p in [Path(a).resolve() for a in sys.argv[1:]] or CHAPTERS:

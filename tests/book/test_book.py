@@ -1,7 +1,7 @@
 """The rendered book: it builds without warnings, and every page shows what a reader uses, offline.
 
 The book is built once; headless Chromium (network cut) then opens every page of ``_toc.yml`` in turn through
-``tests/book_probe.js``, in a 1280-px window and again at a phone's 390 px, which reports per page: broken images,
+``tests/book/book_probe.js``, in a 1280-px window and again at a phone's 390 px, which reports per page: broken images,
 math left untypeset, raw TeX or error text in the prose, widget errors, for each static explorer
 (``fibook.notebook.frames_explorer``) whether moving each of its sliders (key presses dispatched to the slider)
 switches the figure shown and moving it back restores it, whether kernel-only controls are inert, every shown
@@ -9,7 +9,7 @@ figure's displayed/natural width and the measurements ``fibook.style`` wrote int
 labels, overlapping texts), any element cut off on the right, slider readouts out of view, and every console
 error (``console.error``, uncaught exceptions and failed loads, recorded by a hook put at the top of each page);
 the page's weight (HTML and images) is added here.
-``python tests/test_book.py _build/html`` prints the per-page table of these for a built book.
+``python tests/book/test_book.py _build/html`` prints the per-page table of these for a built book.
 A check of the rendered page is one more key in the probe's report and one more test here.
 
 Without Chromium the browser tests are skipped with the package to install, except under CI, where they fail.
@@ -27,11 +27,11 @@ import pytest
 import yaml
 
 from fibook import style
-from fibook.notebook import markdown_table
+from fibook.claims import markdown_table
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SETTLE_MS = 4000  # virtual time a page's scripts (MathJax, the widget manager) get before it is inspected
 
@@ -130,7 +130,7 @@ def probe(html_dir: Path, workdir: Path, viewport: int = VIEWPORT) -> dict[str, 
     by page, with each page's weight in bytes (``weight``) added; ``workdir`` holds the hooked copy of the book and
     Chromium's profile."""
     book = with_console_hook(html_dir, workdir / "book")
-    shutil.copy(ROOT / "tests" / "book_probe.js", book / "_probe.js")
+    shutil.copy(ROOT / "tests" / "book" / "book_probe.js", book / "_probe.js")
     wrapper = book / "_probe.html"
     wrapper.write_text(
         '<!doctype html><html><body style="margin:0"><pre id="out">pending</pre>'
@@ -305,7 +305,7 @@ def summary(reports: dict[str, dict]) -> str:
     return markdown_table(rows)
 
 
-if __name__ == "__main__":  # python tests/test_book.py BUILT_HTML_DIR: the table above for a built book
+if __name__ == "__main__":  # python tests/book/test_book.py BUILT_HTML_DIR: the table above for a built book
     import tempfile
 
     if CHROMIUM is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from fibook.forgetting import results
 from fibook.forgetting.train import Summary, TrainConfig
 
-APPENDIX = Path(__file__).parent.parent / "chapters" / "appendix" / "results_format.md"
+APPENDIX = Path(__file__).resolve().parents[2] / "chapters" / "appendix" / "results_format.md"
 
 
 def table_rows(text: str, header: str) -> list[list[str]]:

@@ -75,7 +75,8 @@ def test_every_preset_run_builds_with_a_unique_stable_id_and_a_finite_cost():
               "train.auto_precision = lambda d: t.PRECISIONS[torch.device(d).type]; "
               "print(json.dumps(t.ids_of_every_preset()))")
     env = os.environ | {"PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(
-        [str(PROJECT_ROOT), str(PROJECT_ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+        [str(PROJECT_ROOT), str(PROJECT_ROOT / "tests"), str(PROJECT_ROOT / "tests" / "forgetting"),
+         os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == ids
 

@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Each library's switch to a plainer kernel path than the one it picks on a modern x86 CPU.
 SECOND_KERNEL_PATH = {
