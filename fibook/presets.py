@@ -46,7 +46,7 @@ class ForgettingPreset:
     CIFAR ResNets use 16 per first stage at every preset), ``epochs`` of a main run, the main ``sigma_w`` grid,
     the ``seeds`` of every run, and the trainer's ``precision`` (fp32 is the reference; bf16 + channels_last is
     2-3x faster on a CPU with AMX and about 10x slower on one without native bf16; ``auto`` is the faster of the
-    two on the device a sweep runs on, fixed in each run's config, :func:`fibook.forgetting.train.auto_precision`).
+    two on the device a sweep runs on, fixed in each run's config, :func:`fibook.forgetting.devices.auto_precision`).
     The grids and rates of each experiment at the preset are in
     :data:`fibook.forgetting.experiments.GRIDS`."""
 

@@ -275,8 +275,8 @@ def reproduce(preset: str, device: str = "auto", workers: int = 1, tree: Path | 
     a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
     from fibook import claims
     from fibook.forgetting import cost, sweep
+    from fibook.forgetting.devices import resolve_device
     from fibook.forgetting.experiments import EXPERIMENTS, runs
-    from fibook.forgetting.train import resolve_device
 
     start = time.monotonic()
     preset = get_preset(preset).name

@@ -19,17 +19,11 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from fibook.forgetting.data import split_sizes
+from fibook.forgetting.devices import device_settings, forward_logits, resolve_device
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.models import build_model
 from fibook.forgetting.sweep import plan
-from fibook.forgetting.train import (
-    TrainConfig,
-    build_blocks,
-    device_settings,
-    forward_logits,
-    resolve_device,
-    train_step,
-)
+from fibook.forgetting.train import TrainConfig, build_blocks, train_step
 from fibook.presets import get_preset
 
 IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}
@@ -140,7 +134,7 @@ class Throughput:
 def calibrate(arch: str, width: int, dataset: str, precision: str, device: str) -> Throughput:
     """The :class:`Throughput` of one model (``arch``, ``width``, ``dataset``'s image shape) at ``precision``
     (``fp32``, ``bf16`` or ``fp64``) on ``device``, under the trainer's own step and settings
-    (:func:`fibook.forgetting.train.train_step`, :func:`~fibook.forgetting.train.device_settings`), on random
+    (:func:`fibook.forgetting.train.train_step`, :func:`~fibook.forgetting.devices.device_settings`), on random
     images: after the warm-up steps, the mean over the timed steps of :data:`CALIBRATION_STEPS`, at batch
     :data:`CALIBRATION_BATCH`. Measured once per process (a few seconds on a CPU)."""
     if precision not in ("fp32", "bf16", "fp64"):

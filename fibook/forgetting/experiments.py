@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import torch
 
 from fibook.forgetting.data import train_split_size
+from fibook.forgetting.devices import resolve_device, resolve_precision
 from fibook.forgetting.metrics import forgetting_clocks
-from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig, resolve_device, resolve_precision
+from fibook.forgetting.train import FUSABLE, SCHEDULES, TrainConfig
 from fibook.presets import ForgettingPreset, Preset, get_preset
 
 CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the preset
@@ -274,7 +275,7 @@ def runs(name: str, preset: str | Preset, fused: bool = False,
     fused populations, which are runs of their own, see :mod:`fibook.forgetting.sweep`).
 
     A preset whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
-    else the CPU; :func:`fibook.forgetting.train.auto_precision`), so a run's id says fp32 or bf16; an explicit
+    else the CPU; :func:`fibook.forgetting.devices.auto_precision`), so a run's id says fp32 or bf16; an explicit
     precision is kept whatever the device. ``auto``, when given, is what ``auto`` stands for instead (the answer of
     the machines that train, when those are not this one: the workers of a cluster)."""
     exp, f, g = get_experiment(name), get_preset(preset).forgetting, grids(preset)

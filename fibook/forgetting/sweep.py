@@ -43,17 +43,10 @@ import torch
 
 from fibook.checks import whole
 from fibook.forgetting import results
+from fibook.forgetting.devices import resolve_device, resolve_precision
 from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
 from fibook.forgetting.results import Record
-from fibook.forgetting.train import (
-    FUSABLE,
-    RunResult,
-    TrainConfig,
-    dataset,
-    resolve_device,
-    resolve_precision,
-    train_population,
-)
+from fibook.forgetting.train import FUSABLE, RunResult, TrainConfig, dataset, train_population
 from fibook.presets import get_preset
 from fibook.provenance import provenance
 

@@ -15,7 +15,6 @@ max(initial training loss, ln C): training stops there and the run is recorded; 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import math
@@ -31,6 +30,7 @@ from fibook.checks import whole
 from fibook.forgetting import fused, metrics
 from fibook.forgetting.batches import Batches
 from fibook.forgetting.data import DatasetSplits, load_dataset
+from fibook.forgetting.devices import PRECISIONS, device_settings, forward_logits, resolve_device, resolve_precision
 from fibook.forgetting.models import (
     build_model,
     init_sigma_w_,
@@ -43,7 +43,6 @@ from fibook.forgetting.optimizers import make_optimizer
 
 EVAL_BATCH = 250  # measured on one CPU core: twice as fast as 1000 for the width-16 ResNet-9
 DIVERGENCE_FACTOR = 1e3
-PRECISIONS = ("auto", "fp32", "bf16", "fp64")
 
 
 def constant_schedule(step: int, total_steps: int) -> float:
@@ -159,61 +158,6 @@ def dataset(name: str) -> DatasetSplits:
     return load_dataset(name)
 
 
-def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
-    """``auto``: CUDA when present, else the CPU."""
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")  # /proc/cpuinfo's names of x86 instructions that do bf16 math natively
-
-
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags as Linux lists them in /proc/cpuinfo (none where that file is missing)."""
-    try:
-        text = open("/proc/cpuinfo").read()
-    except OSError:
-        return frozenset()
-    return frozenset(flag for line in text.splitlines() if line.startswith("flags") for flag in line.split()[2:])
-
-
-def auto_precision(device: str | torch.device, *, flags: frozenset[str] | None = None,
-                   cuda_bf16: bool | None = None) -> str:
-    """The precision ``auto`` stands for on ``device``: the faster of bf16 and fp32 there.
-
-    Rule: on CUDA, ``bf16`` when the GPU computes in bf16 natively (compute capability 8.0 or newer,
-    ``torch.cuda.is_bf16_supported(including_emulation=False)``), else ``fp32``; on the CPU, ``bf16`` when it
-    has AMX or AVX512-BF16 (flag ``amx_bf16`` or ``avx512_bf16``), else ``fp32`` (without them bf16 is
-    emulated, about 10x slower than fp32); on any other device ``fp32``. ``flags`` (the CPU's, default
-    :func:`cpu_flags`) and ``cuda_bf16`` (default: asked from torch) stand in for the machine's answers."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        if cuda_bf16 is None:
-            cuda_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
-        return "bf16" if cuda_bf16 else "fp32"
-    if device.type == "cpu":
-        return "bf16" if set(BF16_CPU_FLAGS) & (cpu_flags() if flags is None else flags) else "fp32"
-    return "fp32"
-
-
-def resolve_precision(precision: str, device: str | torch.device) -> str:
-    """``precision`` itself, or for ``auto`` the one :func:`auto_precision` picks on ``device``."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; choose one of: {', '.join(PRECISIONS)}")
-    return auto_precision(device) if precision == "auto" else precision
-
-
-def forward_logits(net, xb: torch.Tensor, bf16: bool) -> torch.Tensor:
-    """``net(xb)`` under bf16 autocast with channels_last inputs when ``bf16`` (BatchNorm keeps fp32 parameters
-    and statistics and normalizes in fp32), as is otherwise; bf16 logits are taken to fp32 for the loss."""
-    if bf16:
-        xb = xb.contiguous(memory_format=torch.channels_last)
-    with torch.autocast(xb.device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits = net(xb)
-    return logits.float() if logits.dtype == torch.bfloat16 else logits
-
-
 @torch.no_grad()
 def evaluate(net, k: int, batches: Batches, bf16: bool) -> list[tuple[float, float]]:
     """(mean cross-entropy, accuracy) of each of the ``k`` models of ``net`` in eval mode over all of ``batches``;
@@ -326,38 +270,6 @@ def train_step(block: _Block, xb: torch.Tensor, yb: torch.Tensor, bf16: bool) ->
     losses.sum().backward()
     block.opt.step()
     return losses.detach()
-
-
-@contextlib.contextmanager
-def one_cpu_thread():
-    """Run the block with one torch intra-op thread, then restore the previous count. A CPU conv sums in a
-    thread-count-dependent order, so this is what makes a CPU run's numbers the same on every machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-@contextlib.contextmanager
-def cudnn_autotuned():
-    """Run the block with ``torch.backends.cudnn.benchmark`` on, then restore it: cuDNN times its convolution
-    algorithms at a shape's first call and keeps the fastest, which pays off as a run's shapes never change."""
-    before = torch.backends.cudnn.benchmark
-    torch.backends.cudnn.benchmark = True
-    try:
-        yield
-    finally:
-        torch.backends.cudnn.benchmark = before
-
-
-def device_settings(dev: torch.device):
-    """The settings training runs under on ``dev``: one CPU thread (:func:`one_cpu_thread`) on the CPU,
-    autotuned convolutions (:func:`cudnn_autotuned`) on CUDA."""
-    if dev.type == "cpu":
-        return one_cpu_thread()
-    return cudnn_autotuned() if dev.type == "cuda" else contextlib.nullcontext()
 
 
 def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto") -> list[RunResult]:

@@ -10,17 +10,10 @@ import pytest
 import torch
 from synthetic import random_splits
 
-from fibook.forgetting import results, train
+from fibook.forgetting import devices, results, train
+from fibook.forgetting.devices import auto_precision, resolve_precision
 from fibook.forgetting.experiments import EXPERIMENTS, grids, run_id, runs
-from fibook.forgetting.train import (
-    TrainConfig,
-    auto_precision,
-    build_blocks,
-    population_batches,
-    resolve_precision,
-    train_population,
-    train_step,
-)
+from fibook.forgetting.train import TrainConfig, build_blocks, population_batches, train_population, train_step
 from fibook.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.slow
@@ -70,7 +63,7 @@ def test_a_trained_run_records_the_precision_it_ran_at(random_data):
 def test_a_scales_auto_precision_is_resolved_for_the_device_and_shows_in_the_id(monkeypatch):
     cpu = runs("depth", "gpu", device="cpu")
     assert {c.precision for c in cpu} == {auto_precision("cpu")}
-    monkeypatch.setattr(train, "auto_precision", lambda device: "bf16" if torch.device(device).type == "cuda"
+    monkeypatch.setattr(devices, "auto_precision", lambda device: "bf16" if torch.device(device).type == "cuda"
                         else "fp32")
     fp32, bf16 = runs("depth", "gpu", device="cpu"), runs("depth", "gpu", device="cuda")
     assert {c.precision for c in fp32} == {"fp32"} and {c.precision for c in bf16} == {"bf16"}

@@ -15,7 +15,7 @@ import torch
 from synthetic import random_splits
 
 from fibook.__main__ import main
-from fibook.forgetting import results, sweep, train
+from fibook.forgetting import devices, results, sweep, train
 from fibook.forgetting.cost import run_flops, sweep_cost
 from fibook.forgetting.data import DatasetNotFoundError
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
@@ -29,13 +29,13 @@ PRECISIONS = {"cpu": "fp32", "cuda": "bf16"}  # what auto stands for on this tes
 FETCH = "python -m fibook data --cifar10 --download"
 # Muon orthogonalizes in bf16 by design: about 30 s a step at width 64 on a CPU without native bf16, where the
 # two-step check runs the same iteration in fp32 (same shapes, same code but for the cast)
-NS_DTYPE = "bfloat16" if train.auto_precision("cpu") == "bf16" else "float32"
+NS_DTYPE = "bfloat16" if devices.auto_precision("cpu") == "bf16" else "float32"
 
 
 @pytest.fixture
 def auto_by_device(monkeypatch):
     """``auto`` as on a CPU without native bf16 and on a GPU with it, whatever this machine has."""
-    monkeypatch.setattr(train, "auto_precision", lambda device: PRECISIONS[torch.device(device).type])
+    monkeypatch.setattr(devices, "auto_precision", lambda device: PRECISIONS[torch.device(device).type])
 
 
 def preset_configs(preset, device, fused):
@@ -71,8 +71,8 @@ def test_every_preset_run_builds_with_a_unique_stable_id_and_a_finite_cost():
                     for device in PRECISIONS for fused in (False, True)]
         assert all(not a & b for k, a in enumerate(variants) for b in variants[k + 1:]), preset
     # the same ids in another process, with another hash seed
-    script = ("import json, torch; from fibook.forgetting import train; import test_gpu_presets as t; "
-              "train.auto_precision = lambda d: t.PRECISIONS[torch.device(d).type]; "
+    script = ("import json, torch; from fibook.forgetting import devices; import test_gpu_presets as t; "
+              "devices.auto_precision = lambda d: t.PRECISIONS[torch.device(d).type]; "
               "print(json.dumps(t.ids_of_every_preset()))")
     env = os.environ | {"PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(
         [str(PROJECT_ROOT), str(PROJECT_ROOT / "tests"), str(PROJECT_ROOT / "tests" / "forgetting"),
