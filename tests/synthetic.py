@@ -1,7 +1,7 @@
 """Synthetic Part I records with known answers, for the tests of arms, noise, clocks and verdicts; independent
 reference computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles
-from scipy); random data of a dataset's shape for the trainer's tests; and Part II's small random regression
-problems."""
+from scipy); random data of a dataset's shape for the trainer's tests; Part II's small random regression
+problems; and Part III schedule runs with given final losses."""
 
 import itertools
 
@@ -13,6 +13,7 @@ from fibook.forgetting.data import DatasetSplits, Split
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.results import Record
 from fibook.forgetting.train import Summary, TrainConfig
+from fibook.layerwise.scheduler import ScheduleRun
 
 COLLAPSED_LOSS = 5.0  # the train loss of a run at the epoch it fell out of its fit (far above ln 10)
 
@@ -104,3 +105,11 @@ def regression_problem(seed):
 def rel(a, b):
     """The relative distance ||a - b|| / ||b||."""
     return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+def schedule_run(final, steps=4, diverged=None):
+    """A schedule run whose draws end at test losses ``final`` (a number: one draw)."""
+    final = np.atleast_1d(np.asarray(final, dtype=float))
+    test = np.vstack([np.ones((steps, final.size)), final])
+    diverged = np.zeros(final.size, bool) if diverged is None else np.asarray(diverged)
+    return ScheduleRun("x", 1.0, None, test, test.copy(), np.ones((steps, 2)), diverged)

@@ -8,8 +8,8 @@ training set. The last-epochs reading, the mean test accuracy over a run's last 
 (:func:`fibook.forgetting.metrics.collapsed`), or diverges, is *unstable* (:class:`Stability`).
 
 Serves "SGD remembers" (``sgd_remembers``: the paper's rule beside the book's), and every Part I chapter that reads
-its runs by the book's rule (``fibook.forgetting.claims.SELECTION``): ``optimizers``, ``time_lr_l2_batch`` and
-``clocks`` (its tables of readings and of stability).
+its runs by the book's rule (``fibook.forgetting.claims.conditions.SELECTION``): ``optimizers``,
+``time_lr_l2_batch`` and ``clocks`` (its tables of readings and of stability).
 """
 
 from __future__ import annotations

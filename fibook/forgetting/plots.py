@@ -14,11 +14,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fibook.forgetting.arms import Arm, direction_kept, norm_ratio_curves
-from fibook.forgetting.claims import reconstructed_clock
 from fibook.forgetting.collapse import ClockPoint, mechanism
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.forgetting.noise import NoiseFloor, spread_estimate
-from fibook.forgetting.paper import HEADLINE_SPREAD, HEADLINE_T_SGD, L2_SPREAD, LONG_SPREAD, LONG_T_SGD
+from fibook.forgetting.paper import (
+    HEADLINE_SPREAD,
+    HEADLINE_T_SGD,
+    L2_SPREAD,
+    LONG_SPREAD,
+    LONG_T_SGD,
+    reconstructed_clock,
+)
 from fibook.forgetting.results import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}

@@ -21,9 +21,9 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
                                    test-loss difference (same sampled problems) lies within 1e-9 of 0
 ``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
                                    paired difference lies below (above) 0, else "within noise"; one that
-                                   diverges on more draws is worse; a schedule helps ("yes") when it is better
-                                   in more settings than worse ("partly" on a tie, "not resolved" when better
-                                   and worse nowhere)
+                                   diverges on more draws is worse (both in :mod:`fibook.layerwise.comparison`);
+                                   a schedule helps ("yes") when it is better in more settings than worse
+                                   ("partly" on a tie, "not resolved" when better and worse nowhere)
 ``MC_LEVEL = 0.05``                the closed forms agree with Monte Carlo when every |z| is below the
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
@@ -42,7 +42,6 @@ minimum when its loss is below both neighbours', a local maximum when above both
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,6 +50,7 @@ import numpy as np
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
+from fibook.layerwise.comparison import CONFIDENCE, SAME_TOL, paired, paired_verdict  # noqa: F401  (SAME_TOL)
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
 from fibook.presets import Preset
@@ -62,8 +62,6 @@ STEP1_SLOPE = -1.0
 STEP1_TOL = 0.2
 STEP2_SLOPE = -0.5
 STEP2_TOL = 0.25
-SAME_TOL = 1e-9
-CONFIDENCE = stats.CONFIDENCE
 MC_LEVEL = 0.05
 RATIO_TOL = 1e-6
 WINDOW_TOL = 0.1
@@ -280,73 +278,6 @@ def unequal_equal_claims(preset: Preset, *, literal: Mapping[object, tuple[np.nd
         rows.append(Claim(f"the transition holds: {r.case.name}", r.case.paper,
                           f"literal GD, h = {r.h}, {draws}: {steps}", decide(r.claim), rule=decide))
     return rows
-
-
-@dataclass(frozen=True)
-class Paired:
-    """A schedule against a baseline on the same evaluation problems: the mean of the per-draw differences of
-    final test loss ``d_i = method_i − baseline_i`` over the draws where neither diverged, its ``CONFIDENCE``
-    interval (Student t), their number ``n``, in how many of them the method ends worse by more than
-    ``SAME_TOL``, and how many draws each diverged on. With one pair the interval is unbounded (no spread to
-    estimate); with none (every draw diverged under one of the two) there is no difference, and ``mean``, ``low``
-    and ``high`` are NaN, never printed."""
-
-    mean: float
-    low: float
-    high: float
-    n: int
-    worse: int
-    diverged: int
-    baseline_diverged: int
-
-    def text(self) -> str:
-        """``+0.0376 [+0.0121, +0.0631]`` (an end that rounds to 0.0000 keeps two significant digits,
-        ``-1.3e-05``, so its sign is seen), or ``0 (same)`` when every difference is within ``SAME_TOL`` (so no
-        rounding-level sign reaches the page); ``+0.0376 (one pair: no interval)``; ``no pair (every draw diverged
-        under one of the two)``."""
-        if self.n == 0:
-            return "no pair (every draw diverged under one of the two)"
-        def num(x: float) -> str:  # four decimals, or two significant digits where those would read 0.0000
-            return f"{x:+.4f}" if x == 0 or abs(x) >= 5e-5 else f"{x:+.1e}"
-
-        if self.n == 1:
-            return f"{num(self.mean)} (one pair: no interval)"
-        if max(abs(self.low), abs(self.high), abs(self.mean)) <= SAME_TOL:
-            return "0 (same)"
-        return f"{num(self.mean)} [{num(self.low)}, {num(self.high)}]"
-
-
-def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
-    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (unbounded
-    for one pair, NaN for none)."""
-    if method.final.shape != baseline.final.shape:
-        raise ValueError(f"the two runs must train the same draws, got {method.final.shape} and "
-                         f"{baseline.final.shape}")
-    keep = ~(method.diverged | baseline.diverged)
-    d = method.final[keep] - baseline.final[keep]
-    if d.size < 2:
-        half = np.inf
-    else:
-        half = stats.mean(d).half_width(CONFIDENCE)
-    m = float(d.mean()) if d.size else np.nan
-    return Paired(m, m - half, m + half, int(d.size), int((d > SAME_TOL).sum()), int(method.diverged.sum()),
-                  int(baseline.diverged.sum()))
-
-
-def paired_verdict(p: Paired) -> str:
-    """``worse (diverges more)`` / ``better (diverges less)`` when the method diverged on more / fewer evaluation
-    draws than the baseline; otherwise ``same`` when the interval lies within ``SAME_TOL`` of 0, ``better`` when
-    it lies below 0, ``worse`` when above 0, else ``within noise`` (always so for one pair); ``not compared`` when
-    no pair is left."""
-    if p.diverged != p.baseline_diverged:
-        return "worse (diverges more)" if p.diverged > p.baseline_diverged else "better (diverges less)"
-    if p.n == 0:
-        return "not compared (no pair)"
-    if max(abs(p.low), abs(p.high)) <= SAME_TOL:
-        return "same"
-    if p.high < 0:
-        return "better"
-    return "worse" if p.low > 0 else "within noise"
 
 
 @rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")

@@ -1,5 +1,5 @@
-"""Part III: layer-balancing schedules, their tuning and their paired comparison (chapter "A balancing
-scheduler").
+"""Part III: layer-balancing schedules and their tuning (chapter "A balancing scheduler"; their paired comparison
+is :mod:`fibook.layerwise.comparison`).
 
 The paper proposes balancing learning rates across layers; the official code (TDCSZ327/Layer-Balancing) holds no
 scheduler. A secondary summary (machine-made) describes its rule for two layers (``cross_norm`` below);

@@ -72,12 +72,54 @@ def test_rule_catalogue_gives_each_rule_its_thresholds_and_date_then_what_rules_
     assert "`deeper`: What `shared` leans on." in page and "unreferenced" not in page
 
 
-@pytest.mark.parametrize("part", ["forgetting", "shape", "layerwise"])
-def test_the_book_catalogue_holds_every_rule_of_each_part_in_myst(part):
+@pytest.mark.parametrize("modules", [["fibook.forgetting.claims." + m for m in ("question", "sgd_remembers",
+                                      "optimizers", "time_lr_l2_batch", "depth", "clocks")],
+                                     ["fibook.shape.claims"], ["fibook.layerwise.claims"]], ids=["I", "II", "III"])
+def test_the_book_catalogue_holds_every_rule_of_each_part_in_myst(modules):
     import importlib
 
-    module = importlib.import_module(f"fibook.{part}.claims")
-    page = rule_catalogue.rule_catalogue(module)
-    names = [f.__name__ for f in rule_catalogue.rules_of(module)]
+    from fibook.forgetting.claims import chapters, conditions
+
+    loaded = [importlib.import_module(m) for m in modules]
+    page = (rule_catalogue.chapters_catalogue(chapters.CHAPTERS, conditions) if len(loaded) > 1
+            else rule_catalogue.rule_catalogue(loaded[0]))
+    names = [f.__name__ for m in loaded for f in rule_catalogue.rules_of(m)]
     assert names and all(f"### `{n}`" in page for n in names)
     assert not re.search(r":(func|meth|class|data|attr):`|``", page)
+
+
+SHARED = '''
+def shared(x):
+    """Whether ``x`` is finite."""
+
+
+def unused(x):
+    """Named by no rule."""
+'''
+
+CHAPTER = '''
+from fibook.claims import rule
+
+
+@rule(fixed="2026-12-06")
+def decides(x):
+    """``yes`` when :func:`shared` holds."""
+'''
+
+
+def test_a_part_of_one_module_per_chapter_lists_each_chapter_then_what_its_rules_share(monkeypatch):
+    import types
+
+    loaded = []
+    for name, text in (("toy_shared", SHARED), ("toy_chapter", CHAPTER)):
+        module = types.ModuleType(name)
+        monkeypatch.setitem(sys.modules, name, module)
+        exec(compile(text, f"{name}.py", "exec"), module.__dict__)
+        loaded.append(module)
+    shared, chapter = loaded
+    assert rule_catalogue.helpers_of(shared) == []  # no rule of its own refers to it
+    assert [f.__name__ for f in rule_catalogue.helpers_of(shared, [chapter.decides])] == ["shared"]
+    page = rule_catalogue.chapters_catalogue([(chapter, "A chapter")], shared)
+    assert page.index("### A chapter (`toy_chapter`)") < page.index("#### `decides`") < page.index(
+        "### What several rules share") < page.index("`shared`: Whether `x` is finite.")
+    assert "unused" not in page and "Fixed: 2026-12-06." in page

@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from synthetic import schedule_run as run
 
 from fibook import stats
 from fibook.claims import Verdict
 from fibook.layerwise import claims
-from fibook.layerwise.scheduler import ScheduleRun
 from fibook.presets import get_preset
 
 EPS = 1e-6  # a nudge well above rounding and well below any printed digit
@@ -213,61 +213,6 @@ def test_unequal_equal_rows_read_the_runs_the_window_fits_and_the_robustness_run
     # the claim is about step 2 only
     assert deep.transition == "not resolved" and row.verdict is Verdict.YES
     assert row.ours.startswith("literal GD, h = 24, 2 draws: step 1: mixed (φ = 0.17 and 0.83, 1/2 draws)")
-
-
-def run(final, steps=4, diverged=None):
-    """A schedule run whose draws end at test losses ``final`` (a number: one draw)."""
-    final = np.atleast_1d(np.asarray(final, dtype=float))
-    test = np.vstack([np.ones((steps, final.size)), final])
-    diverged = np.zeros(final.size, bool) if diverged is None else np.asarray(diverged)
-    return ScheduleRun("x", 1.0, None, test, test.copy(), np.ones((steps, 2)), diverged)
-
-
-T1 = 12.706204736174707  # Student t quantile 0.975 with 1 degree of freedom
-
-
-def test_paired_intervals_decide_better_worse_within_noise_and_same_at_their_edges():
-    def twice(x):  # two draws with one difference: no spread, so the interval is that difference itself
-        return claims.paired(run([x, x]), run([0.0, 0.0]))
-
-    assert claims.paired_verdict(twice(1e-9 * (1 - EPS))) == "same"
-    assert claims.paired_verdict(twice(1e-9 * (1 + EPS))) == "worse"
-    assert claims.paired_verdict(twice(-1e-9 * (1 + EPS))) == "better"
-    # per-draw differences m + (-0.01, 0.01): sd 0.01414, se 0.01, half-width t_{0.975,1} * 0.01
-    base = np.array([1.0, 5.0])  # large draw-to-draw spread that pairing removes
-    half = T1 * 0.01
-    for m, verdict in ((-half - EPS, "better"), (-half + EPS, "within noise"), (half + EPS, "worse"),
-                       (half - EPS, "within noise")):
-        assert claims.paired_verdict(claims.paired(run(base + m + np.array([-0.01, 0.01])), run(base))) == verdict
-    p = claims.paired(run(base + 0.3 + np.array([-0.01, 0.01])), run(base))
-    assert (p.mean, p.low, p.high, p.n, p.worse) == pytest.approx((0.3, 0.3 - half, 0.3 + half, 2, 2))
-    assert p.text() == f"+0.3000 [{0.3 - half:+.4f}, {0.3 + half:+.4f}]"
-    assert claims.paired(run(base + np.array([-1e-12, 1e-12])), run(base)).text() == "0 (same)"
-    # an end that would print -0.0000 keeps its sign and two digits (the interval lies below 0: "better")
-    three = np.array([1.0, 5.0, 3.0])
-    tiny = claims.paired(run(three + np.array([-2e-4, -1e-4, -1.2e-4])), run(three))
-    assert tiny.high < 0 and "-0.0000" not in tiny.text() and tiny.text().endswith(f"{tiny.high:+.1e}]")
-    with pytest.raises(ValueError, match="same draws"):
-        claims.paired(run([1.0, 2.0]), run([1.0, 2.0, 3.0]))
-
-
-def test_divergence_is_left_out_of_the_pairs_and_decides_the_verdict_when_counts_differ():
-    method = run([0.1, np.nan, 0.1], diverged=[False, True, False])
-    baseline = run([0.5, 0.5, 0.5])
-    p = claims.paired(method, baseline)
-    assert (p.n, p.diverged, p.baseline_diverged) == (2, 1, 0) and p.mean == pytest.approx(-0.4)
-    assert claims.paired_verdict(p) == "worse (diverges more)"
-    assert claims.paired_verdict(claims.paired(baseline, method)) == "better (diverges less)"
-    both = run([0.5, np.nan, 0.5], diverged=[False, True, False])
-    assert claims.paired_verdict(claims.paired(method, both)) == "better"
-    none = claims.paired(run(np.nan, diverged=[True]), run(0.5))
-    assert none.n == 0 and none.text() == "no pair (every draw diverged under one of the two)"
-    assert claims.paired_verdict(none) == "worse (diverges more)"
-    gone = run(np.nan, diverged=[True])
-    assert claims.paired_verdict(claims.paired(gone, gone)) == "not compared (no pair)"
-    one = claims.paired(run([0.9, np.nan], diverged=[False, True]), run([0.5, np.nan], diverged=[False, True]))
-    assert (one.n, one.mean, one.low, one.high) == (1, pytest.approx(0.4), -np.inf, np.inf)
-    assert one.text() == "+0.4000 (one pair: no interval)" and claims.paired_verdict(one) == "within noise"
 
 
 def _schedules(uniform, fixed, nb, rub, cross=None):

@@ -1,0 +1,201 @@
+"""The verdicts of "Forgetting clocks" (``clocks``): the spread falls with each mechanism's clock, arms at an
+equal clock have equal spreads, and the two experiments built to tell a clock from a rate (``clock_ladder``,
+``tsgd_pair``).
+
+=================================  ==========================================================================
+``CLOCK_RHO = -0.5``               "a larger clock leaves a smaller spread": Spearman rank correlation of spread
+                                   with the clock at or below -0.5 across the included arms, and the arm at the
+                                   smallest clock above the one at the largest beyond noise (weakly: the drop
+                                   alone); at a fixed clock, the spread "rises as the rate falls" at rho <= -0.5
+                                   of spread with eta and the smallest rate's spread above the largest's
+``EQUIVALENCE_PP``                 the equivalence margin (:mod:`~fibook.forgetting.claims.conditions`)
+=================================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from fibook import stats
+from fibook.claims import Claim, Finding, Verdict, rule
+from fibook.forgetting.arms import Arm
+from fibook.forgetting.claims.conditions import CONFIDENCE as CONFIDENCE  # a threshold its rules name
+from fibook.forgetting.claims.conditions import EQUIVALENCE_PP as EQUIVALENCE_PP  # a threshold its rules name
+from fibook.forgetting.claims.conditions import FIXED, NOT_YET, condition, noted, run_ids, shown, unjudged
+from fibook.forgetting.collapse import ClockPoint, equal_clock_pairs
+from fibook.forgetting.loading import Finished
+from fibook.forgetting.metrics import rank_correlation
+from fibook.forgetting.noise import Difference, NoiseFloor, spread_difference, spread_estimate
+from fibook.forgetting.paper import (
+    HEADLINE_SPREAD,
+    HEADLINE_T_SGD,
+    L2_PAPER,
+    LONG_SPREAD,
+    LONG_T_SGD,
+    reconstructed_clock,
+)
+
+CLOCK_RHO = -0.5
+
+
+@rule("CLOCK_RHO", "CONFIDENCE", fixed=FIXED["2026-12-05"])
+def falls_with_clock(rho: float | None, drop: Difference | None) -> Finding:
+    """On the spread at the smallest clock minus the one at the largest (``drop``) and the rank correlation rho
+    of spread with the clock: ``qualitatively`` when drop > 0 beyond noise and rho <= ``CLOCK_RHO``; ``weakly``
+    when drop > 0 beyond noise alone; ``no`` when drop < 0 beyond noise (the larger clock keeps the larger
+    spread); else ``not resolved``. ``not tested`` without a correlation (fewer than three included arms) or
+    without an error bar on ``drop`` (:func:`unjudged`)."""
+    if rho is None or drop is None:
+        return Finding(Verdict.NOT_TESTED, ": no rank correlation (fewer than three arms count on this clock)")
+    untestable = unjudged(drop)
+    if untestable:
+        return untestable
+    if stats.above(drop):
+        return Finding(Verdict.QUALITATIVELY) if rho <= CLOCK_RHO else \
+            Finding(Verdict.WEAKLY, f" (ρ = {rho:+.2f} > {CLOCK_RHO:g})")
+    return Finding(Verdict.NO) if stats.below(drop) else \
+        Finding(Verdict.NOT_RESOLVED, f": smallest − largest clock is {drop} (ρ = {rho:+.2f})")
+
+
+@rule("EQUIVALENCE_PP", "CONFIDENCE", fixed=FIXED["2026-12-05"])
+def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> Finding:
+    """Two arms at one clock reached by different rates or lengths: :func:`condition` on both and an error bar
+    (:func:`unjudged`); ``yes`` when the two one-sided tests show their difference within +-``EQUIVALENCE_PP``
+    (:func:`fibook.stats.equivalent`), ``no: the spreads differ ...`` when it differs from zero beyond noise, else
+    ``not resolved``."""
+    d = spread_difference(a, b, noise)
+    untestable = condition(a, b) or unjudged(d)
+    if untestable:
+        return untestable
+    if stats.equivalent(d, EQUIVALENCE_PP):
+        return noted(Finding(Verdict.YES, f": equal within ±{EQUIVALENCE_PP:g} pp"), a, b)
+    if stats.differs(d):
+        return noted(Finding(Verdict.NO, f": the spreads differ, {d}, at this preset (the paper's own setting is not "
+                                         "run here)"), a, b)
+    return noted(Finding(Verdict.NOT_RESOLVED, f": {d} is neither shown within ±{EQUIVALENCE_PP:g} pp nor away "
+                                                 "from 0"), a, b)
+
+
+@rule("EQUIVALENCE_PP", "CLOCK_RHO", "CONFIDENCE", fixed=FIXED["ladder"])
+def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
+    """Arms at one clock reached by rates a decade apart (``clock_ladder``), largest rate first: :func:`condition`
+    on every rung and an error bar on each rung's difference from the first. ``yes: the clock`` when every rung's
+    spread equals the first's within +-``EQUIVALENCE_PP`` (:func:`fibook.stats.equivalent`); ``no: the rate`` when
+    the smallest rate's spread exceeds the largest's beyond noise and the rank correlation of spread with the rate
+    is at most ``CLOCK_RHO`` (the spread rises as the rate falls); else ``not resolved``."""
+    if len(rungs) < 2:
+        return Finding(Verdict.NOT_TESTED, ": a ladder needs two rungs or more")
+    diffs = [spread_difference(r, rungs[0], noise) for r in rungs[1:]]
+    untestable = condition(*rungs) or unjudged(*diffs)
+    if untestable:
+        return untestable
+    if all(stats.equivalent(d, EQUIVALENCE_PP) for d in diffs):
+        return noted(Finding(Verdict.YES, f": the clock (every rung within ±{EQUIVALENCE_PP:g} pp of the largest "
+                                          "rate's)"), *rungs)
+    rho = rank_correlation([r.config.lr for r in rungs], [spread_estimate(r, noise).value for r in rungs])
+    if stats.above(diffs[-1]) and rho is not None and rho <= CLOCK_RHO:
+        return noted(Finding(Verdict.NO, f": the rate (the spread rises as η falls, ρ = {rho:+.2f})"), *rungs)
+    return noted(Finding(Verdict.NOT_RESOLVED, f": smallest − largest rate is {diffs[-1]}"), *rungs)
+
+
+CLOCK_CLAIMS = (
+    ("T_SGD", "each mechanism acts on a timescale set by its regularization (abstract); larger batches (smaller "
+              f"T_SGD) forget more slowly (secondary); {HEADLINE_SPREAD} at T_SGD = {HEADLINE_T_SGD}, "
+              f"≈ {LONG_SPREAD} at {LONG_T_SGD} (secondary)"),
+    ("T_L2", L2_PAPER),
+    ("T_adapt", "the Adam family largely erases the dependence (abstract; T_adapt = "
+                f"{reconstructed_clock('adam')[1]:.3g} for its Adam run in the book's reconstruction)"),
+)
+
+
+def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) -> tuple[list[ClockPoint], float | None,
+                                                                                       Difference | None]:
+    """The included arms on ``clock`` (by clock at the selected checkpoints), the rank correlation of their
+    spreads with it, and the spread difference between the arms at its smallest and largest value."""
+    pts = sorted((p for p in points if p.clock == clock and p.included), key=lambda p: p.value)
+    rho = rank_correlation([p.value for p in pts], [p.spread.value for p in pts]) if len(pts) >= 3 else None
+    drop = spread_difference(pts[0].arm, pts[-1].arm, noise) if len(pts) >= 2 else None
+    return pts, rho, drop
+
+
+def pair_change(a: Arm, b: Arm) -> str:
+    """How two arms of an equal-clock pair differ, the same at every preset: from the arm with the larger rate (then
+    L2, batch, epochs) to the other, the factor of each setting that changes, e.g. ``lr ×0.5, epochs ×2``."""
+    first, second = sorted((a.config, b.config), key=lambda c: (-c.lr, -c.weight_decay, -c.batch_size, -c.epochs))
+    return ", ".join(f"{name} ×{getattr(second, name) / getattr(first, name):.3g}"
+                     for name in ("lr", "weight_decay", "batch_size", "epochs")
+                     if getattr(first, name) != getattr(second, name) and getattr(first, name)) or "same settings"
+
+
+FIXED_CLOCK = ("clock_ladder", "tsgd_pair")  # experiments whose arms are judged by rows of their own
+
+
+def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: NoiseFloor | None, where: str,
+                claim: str) -> Claim:
+    """The trend row of one clock (:func:`trend`, :func:`falls_with_clock`)."""
+    pts, rho, drop = trend(points, clock, noise)
+    reasons = Counter(p.left_out for p in points if p.clock == clock and not p.included)
+    left_out = "; ".join(f"{n} left out: {why}" for why, n in reasons.items()) or "none left out"
+    ours = (f"{len(pts)} arms ({left_out}); ρ = " + ("n/a" if rho is None else f"{rho:+.2f}")
+            + ("" if drop is None else f"; smallest − largest clock: {drop}"))
+    verdict = noted(falls_with_clock(rho, drop), *[p.arm for p in pts])
+    return Claim(claim, paper, f"{ours} ({where})", verdict, rule=falls_with_clock,
+                 runs=run_ids(*[p.arm for p in points if p.clock == clock]))  # left out ones too
+
+
+def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str,
+                 raw_points: Sequence[ClockPoint] = ()) -> list[Claim]:
+    """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
+    (:func:`trend_claim`), and for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
+    before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the
+    experiments of :data:`FIXED_CLOCK`, whether their spreads agree (:func:`collapses`, after
+    :func:`condition`)."""
+    rows = []
+    for clock, paper in CLOCK_CLAIMS:
+        rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread"))
+        if clock == "T_SGD" and raw_points:
+            rows.append(trend_claim(raw_points, clock, paper, noise, where,
+                                    "a larger T_SGD leaves a smaller spread, momentum SGD read at its raw η "
+                                    "and left out (the reading before 2026-12-05)"))
+    for p, q in equal_clock_pairs([p for p in points if p.experiment not in FIXED_CLOCK]):
+        d = spread_difference(p.arm, q.arm, noise)
+        rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
+                          "the paper's organising idea (clocks, not epochs)",
+                          f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
+                          f"selected checkpoints): {shown(p.spread.value, 1)} vs {shown(q.spread.value, 1)} pp "
+                          f"(difference {d}) ({where})", collapses(p.arm, q.arm, noise), rule=collapses,
+                          runs=run_ids(p.arm, q.arm),
+                          key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}"))
+    return rows
+
+
+def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, where: str) -> list[Claim]:
+    """The rows of the two experiments built to tell a clock from a rate: ``clock_ladder`` (Adam at one T_adapt
+    by rates a decade apart, :func:`clock_or_rate`) and ``tsgd_pair`` (SGD at equal T_SGD with sum eta twice as
+    large in one arm, :func:`collapses`). A row waits ("not tested yet") until every arm of its experiment has
+    finished on every seed."""
+    rows = []
+    claim = "at a fixed T_adapt the spread does not depend on η (the clock, not the rate, forgets)"
+    paper = "the paper's organising idea (clocks, not epochs); the paper runs no fixed-clock ladder"
+    if len(ladder.arms) < ladder.total_arms:
+        rows.append(Claim(claim, paper, f"not finished ({ladder.progress})", NOT_YET, rule=clock_or_rate,
+                          runs=run_ids(*ladder.arms)))
+    else:
+        rungs = sorted(ladder.arms, key=lambda a: -a.config.lr)
+        text = "; ".join(f"η = {a.config.lr:g} × {a.config.epochs}: {spread_estimate(a, noise)}" for a in rungs)
+        rows.append(Claim(claim, paper, f"T_adapt = {rungs[0].run_clock()[1]:.3g} over each run; {text} ({where})",
+                          clock_or_rate(rungs, noise), rule=clock_or_rate, runs=run_ids(*rungs)))
+    claim = "equal T_SGD, equal spread, with Σ η twice as large in one arm (T_SGD, not Σ η, is SGD's clock)"
+    paper = "T_SGD = Σ η²/b is the clock of SGD's implicit regularization (abstract, secondary)"
+    if len(pair.arms) < pair.total_arms:
+        rows.append(Claim(claim, paper, f"not finished ({pair.progress})", NOT_YET, rule=collapses,
+                          runs=run_ids(*pair.arms)))
+    else:
+        a, b = sorted(pair.arms, key=lambda x: x.config.batch_size)
+        sums = [x.records[0].summary.clocks["T_adapt"] for x in (a, b)]
+        rows.append(Claim(claim, paper, f"{a.label}: {spread_estimate(a, noise)} vs {b.label}: "
+                          f"{spread_estimate(b, noise)}; T_SGD = {a.run_clock()[1]:.3g} over each run, Σ η "
+                          f"{sums[0]:.3g} vs {sums[1]:.3g} (difference {spread_difference(a, b, noise)}) ({where})",
+                          collapses(a, b, noise), rule=collapses, runs=run_ids(a, b)))
+    return rows
