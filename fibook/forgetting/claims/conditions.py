@@ -24,7 +24,7 @@ from fibook.claims import Finding, Verdict
 from fibook.forgetting.arms import Arm
 from fibook.forgetting.clocks import sgd_with_l2
 from fibook.forgetting.noise import Difference
-from fibook.stats import CONFIDENCE  # noqa: F401  (a threshold the rules name, recorded in their claims)
+from fibook.stats import CONFIDENCE as CONFIDENCE  # the confidence of every interval, a threshold rules name
 
 SELECTION = "late"
 EQUIVALENCE_PP = 2.0
@@ -72,7 +72,8 @@ def condition(*arm_list: Arm) -> Finding | None:
 
 
 # When each rule was fixed and which of its results existed then (the git history is the record). Rules marked
-# ``fixed=FIXED[...]`` carry the line; a chapter shows the table (:func:`fixed_rows`).
+# ``fixed=FIXED[...]`` carry the line; the clocks chapter shows the table
+# (:func:`fibook.forgetting.claims.chapters.fixed_rows`).
 _MAIN = "sgd_remembers, optimizers, long_training, l2_lr, batch_size, depth (committed 2026-12-02)"
 FIXED = {
     "late": f"2026-12-03, after the book results of {_MAIN}, seed_noise and adaptive_clock, with l2_clock's",
