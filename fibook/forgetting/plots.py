@@ -19,7 +19,7 @@ from fibook.forgetting.collapse import ClockPoint, mechanism
 from fibook.forgetting.metrics import decreasing_fit, late_window_start
 from fibook.forgetting.noise import NoiseFloor, spread_estimate
 from fibook.forgetting.paper import HEADLINE_SPREAD, HEADLINE_T_SGD, L2_SPREAD, LONG_SPREAD, LONG_T_SGD
-from fibook.forgetting.results import Record
+from fibook.forgetting.records import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
 MECHANISM_COLORS = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))
