@@ -18,17 +18,10 @@ from pathlib import Path
 
 from fibook import claims, presets, reproduce
 from fibook.forgetting import data
+from fibook.forgetting.cluster import WORKER_TIMEOUT, SweepError, quiet_distributed
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.forgetting.results import ResultsError, load, rejected_path, repair, results_path
-from fibook.forgetting.sweep import (
-    MAX_WORKERS,
-    WORKER_TIMEOUT,
-    SweepError,
-    SweepInterrupted,
-    quiet_distributed,
-    run_sweep,
-    status,
-)
+from fibook.forgetting.sweep import MAX_WORKERS, SweepInterrupted, run_sweep, status
 
 
 def cmd_data(args) -> int:

@@ -275,12 +275,12 @@ def reproduce(preset: str, device: str = "auto", workers: int = 1, tree: Path | 
     a chapter failed, a verdict record holds a NaN or the book did not build (everything is tried first)."""
     from fibook import claims
     from fibook.forgetting import cost, sweep
-    from fibook.forgetting.devices import resolve_device
+    from fibook.forgetting.devices import check_device, resolve_device
     from fibook.forgetting.experiments import EXPERIMENTS, runs
 
     start = time.monotonic()
     preset = get_preset(preset).name
-    device = sweep.check_device(device)
+    device = check_device(device)
     shown_device = str(resolve_device(device))
     tree = default_tree(preset) if tree is None else Path(tree)
     sweep.check_data([c for name in EXPERIMENTS for c in runs(name, preset)])

@@ -1,8 +1,9 @@
-"""Synthetic Part I records with known answers, for the tests of arms, noise, clocks and verdicts; independent
-reference computations of the statistics the verdicts read (an exact bootstrap enumerated here, Student-t quantiles
-from scipy); random data of a dataset's shape for the trainer's tests; Part II's small random regression
-problems; and Part III schedule runs with given final losses."""
+"""Synthetic Part I records with known answers, for the tests of arms, noise, clocks and verdicts and of the results
+store; independent reference computations of the statistics the verdicts read (an exact bootstrap enumerated here,
+Student-t quantiles from scipy); random data of a dataset's shape for the trainer's tests; Part II's small random
+regression problems; and Part III schedule runs with given final losses."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -10,9 +11,10 @@ import torch
 from scipy import stats as scipy_stats
 
 from fibook.forgetting.data import DatasetSplits, Split
+from fibook.forgetting.evaluation import Summary
 from fibook.forgetting.experiments import run_id
-from fibook.forgetting.results import Record
-from fibook.forgetting.train import Summary, TrainConfig
+from fibook.forgetting.records import Record
+from fibook.forgetting.train import TrainConfig
 from fibook.layerwise.scheduler import ScheduleRun
 
 COLLAPSED_LOSS = 5.0  # the train loss of a run at the epoch it fell out of its fit (far above ln 10)
@@ -45,6 +47,15 @@ def rec(sigma, seed, acc, tau, final_norm, optimizer="sgd", lr=0.01, wd=0.0, sta
                "steps": list(range(e + 1)), **{k: [v * t / e for t in range(e + 1)] for k, v in clocks.items()}}
     return Record(id=run_id(c), experiment=experiment, scale="smoke", status=status, config=c, summary=summary,
                   history=history, layer_names=[], diverged_epoch=None)
+
+
+def record(i, status="ok", experiment="x", **config):
+    """A valid record of run ``i`` (sigma_w = 0.1 (i + 1)) of ``experiment`` at the smoke preset."""
+    r = rec(0.1 * (i + 1), 0, 0.5, 1, 1.0, status=status, experiment=experiment, **config)
+    if status == "failed":
+        return dataclasses.replace(r, summary=None, history=None, layer_names=None,
+                                   error="Traceback ...\nRuntimeError: boom\n")
+    return dataclasses.replace(r, diverged_epoch=1) if status == "diverged" else r
 
 
 def grid_records(spread_pp, sigmas, seeds, epochs, tau=1, **kw):

@@ -20,7 +20,7 @@ import numpy as np
 
 from fibook.forgetting import metrics
 from fibook.forgetting.optimizers import CLOCKS
-from fibook.forgetting.results import Record
+from fibook.forgetting.records import Record
 
 SELECTIONS = {
     "best": "the lowest validation loss over every epoch 1..E (the paper's validation-selected predictor)",

@@ -1,7 +1,7 @@
-"""Where and in what precision a Part I run computes: the device (``auto``: CUDA when present), the precision
-``auto`` stands for there (the faster of bf16 and fp32), the settings training runs under (one CPU thread, so a
-CPU run's numbers are the same on every machine; autotuned cuDNN convolutions), and the forward pass under bf16
-autocast.
+"""Where and in what precision a Part I run computes: the device (one of :data:`DEVICES` or ``cuda:N``, checked by
+:func:`check_device`; ``auto``: CUDA when present), the precision ``auto`` stands for there (the faster of bf16 and
+fp32), the settings training runs under (one CPU thread, so a CPU run's numbers are the same on every machine;
+autotuned cuDNN convolutions), and the forward pass under bf16 autocast.
 
 Serves every Part I sweep and the rerun cost tables of the Part I chapters (:mod:`fibook.forgetting.cost`).
 """
@@ -9,10 +9,27 @@ Serves every Part I sweep and the rerun cost tables of the Part I chapters (:mod
 from __future__ import annotations
 
 import contextlib
+import re
 
 import torch
 
+DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16", "fp64")
+
+
+def check_device(device: str, here: bool = True) -> str:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` with N a visible GPU's index; CUDA must be present (``here``:
+    on this machine; else only the name is checked, as for a cluster, whose workers are asked)."""
+    if not isinstance(device, str) or (device not in DEVICES and not re.fullmatch(r"cuda:\d+", device)):
+        raise ValueError(f"unknown device {device!r}; choose one of: {', '.join(DEVICES)} (or cuda:N, N = 0, 1, ...)")
+    if not here:
+        return device
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} was asked for but torch sees no CUDA device; use --device cpu")
+    if device.startswith("cuda:") and int(device[5:]) >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: torch sees {torch.cuda.device_count()} GPU(s), "
+                         f"indices 0 to {torch.cuda.device_count() - 1}")
+    return device
 
 
 def resolve_device(device: str | torch.device | None = "auto") -> torch.device:

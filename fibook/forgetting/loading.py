@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from fibook.forgetting.arms import Arm, arm_of, arms, seed_matrix
 from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
-from fibook.forgetting.results import Record, load
+from fibook.forgetting.records import Record
+from fibook.forgetting.results import load
 from fibook.presets import get_preset
 
 

@@ -25,7 +25,7 @@ from fibook.forgetting.paper import (
     LONG_T_SGD,
     reconstructed_clock,
 )
-from fibook.forgetting.results import Record
+from fibook.forgetting.records import Record
 
 MECHANISM_MARKERS = {"SGD": "o", "momentum SGD": "p", "SGD + L2": "s", "Adam": "^", "AdamW": "v", "Muon": "D"}
 MECHANISM_COLORS = dict(zip(MECHANISM_MARKERS, plt.cm.tab10(np.arange(len(MECHANISM_MARKERS))), strict=True))

@@ -123,7 +123,7 @@ def check_history(history: dict, layer_names: list, diverged: bool) -> None:
 
 
 def check_summary(summary: dict) -> None:
-    """The :class:`fibook.forgetting.train.Summary` fields' values (their names are checked by the class)."""
+    """The :class:`fibook.forgetting.evaluation.Summary` fields' values (their names are checked by the class)."""
     kinds = {"selected_epoch": ("count", True), "selected_test_acc": ("fraction", True),
              "selected_val_acc": ("fraction", True), "final_train_acc": ("fraction", False),
              "final_test_acc": ("fraction", False), "tau_interp": ("count", True), "repair_gap": ("number", True),
@@ -140,7 +140,7 @@ def check_summary(summary: dict) -> None:
 
 def check_fields(obj: dict) -> None:
     """Check a record's JSON object against the schema (all but its config, id, experiment and scale, which
-    :meth:`fibook.forgetting.results.Record.from_json` checks against its file); ``ValueError`` names what is wrong."""
+    :meth:`fibook.forgetting.records.Record.from_json` checks against its file); ``ValueError`` names what is wrong."""
     status = obj.get("status")
     if status not in STATUSES:
         raise ValueError(f"status {json.dumps(status)[:40]} is not one of {', '.join(STATUSES)}")

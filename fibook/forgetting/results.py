@@ -1,22 +1,14 @@
 """The results store: one JSON line per run in ``data/results/NAME/PRESET.jsonl``, read and written as
-:class:`Record` objects.
+:class:`fibook.forgetting.records.Record` objects (whose module lists a line's fields).
 
-A line is one :class:`Record` as JSON (its fields, in that order; the book's appendix "Results files" lists them,
-and a test checks that it lists exactly these): ``id`` (the hash of the config), ``experiment``, ``scale``,
-``status`` (``ok`` | ``diverged`` | ``failed``), ``config`` (a :class:`fibook.forgetting.train.TrainConfig`),
-``summary`` (a :class:`fibook.forgetting.train.Summary`), ``history`` (per-epoch lists, epoch 0 being the
-initialization), ``layer_names``, ``diverged_epoch``, ``provenance`` (fibook version and git commit, torch version,
-device and CPU/GPU model, wall seconds, date) and, for failed runs instead of summary, history, layer_names and
-diverged_epoch, ``error`` (the traceback).
-
-Accuracies are fractions in [0, 1]. A line is written with one ``write`` call on a file opened for appending, so
-a killed sweep leaves whole lines only; a write that fails part-way (a full disk) is cut back to the last whole
-line. Every line is checked on read against one schema (:mod:`fibook.forgetting.record_schema`) and its file
-(:meth:`Record.from_json`): its fields, their types and ranges, its config, its id (the hash of that config) and
-its experiment and scale (those of its file); a line that fails is reported with its file and line number, and
-:func:`repair` sets it aside into ``PRESET.jsonl.rejected`` beside it (kept, never deleted). Only regular files
-are read or written (a FIFO, a device or a folder is refused before it is opened for good), and every
-``OSError`` on the store becomes a :class:`ResultsError` naming the path and what to do.
+A line is written with one ``write`` call on a file opened for appending, so a killed sweep leaves whole lines
+only; a write that fails part-way (a full disk) is cut back to the last whole line. Every line is checked on read
+against one schema (:mod:`fibook.forgetting.record_schema`) and its file (:meth:`.records.Record.from_json`): its
+fields, their types and ranges, its config, its id (the hash of that config) and its experiment and scale (those
+of its file); a line that fails is reported with its file and line number, and :func:`repair` sets it aside into
+``PRESET.jsonl.rejected`` beside it (kept, never deleted). Only regular files are read or written (a FIFO, a
+device or a folder is refused before it is opened for good), and every ``OSError`` on the store becomes a
+:class:`ResultsError` naming the path and what to do.
 
 One sweep (or repair) at a time writes a file: :func:`writing` holds an exclusive lock on ``PRESET.jsonl.lock``
 beside it, a file nothing replaces, and appends through one handle that is checked before every write to still
@@ -34,67 +26,15 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 
-from fibook.forgetting.experiments import get_experiment, run_id
-from fibook.forgetting.record_schema import STATUSES, check_fields, decode
-from fibook.forgetting.train import Summary, TrainConfig
+from fibook.forgetting.experiments import get_experiment
+from fibook.forgetting.record_schema import STATUSES, decode
+from fibook.forgetting.records import Record
+from fibook.forgetting.train import TrainConfig
 from fibook.paths import results_dir
 from fibook.presets import get_preset
-
-
-@dataclass(frozen=True)
-class Record:
-    """One run of the results store. ``summary``, ``history``, ``layer_names`` and ``diverged_epoch`` belong
-    to finished runs (``ok``, ``diverged``), ``error`` to ``failed`` ones."""
-
-    id: str
-    experiment: str
-    scale: str
-    status: str
-    config: TrainConfig
-    summary: Summary | None = None
-    history: dict | None = None
-    layer_names: list | None = None
-    diverged_epoch: int | None = None
-    error: str | None = None
-    provenance: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        """The record as its JSON line's object."""
-        out = {"id": self.id, "experiment": self.experiment, "scale": self.scale, "status": self.status,
-               "config": self.config.to_dict()}
-        if self.status == "failed":
-            out["error"] = self.error
-        else:
-            out |= {"summary": self.summary.to_dict(), "history": self.history, "layer_names": self.layer_names,
-                    "diverged_epoch": self.diverged_epoch}
-        return out | {"provenance": self.provenance}
-
-    @classmethod
-    def from_json(cls, obj: dict, path: Path) -> Record:
-        """The record of a JSON line of file ``path`` (``NAME/PRESET.jsonl``); ``ValueError`` says what is wrong
-        unless it fits the schema (:func:`.record_schema.check_fields`), has a valid config and summary,
-        ``id`` equal to that config's hash, and the experiment and scale of its file."""
-        check_fields(obj)
-        try:
-            config = TrainConfig(**obj["config"])
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"config is not a valid training config: {e}") from None
-        if obj["id"] != run_id(config):
-            raise ValueError(f"id {obj['id']!r} is not its config's hash {run_id(config)!r}")
-        for key, expected in (("experiment", path.parent.name), ("scale", path.stem)):
-            if obj[key] != expected:
-                raise ValueError(f"{key} {obj[key]!r} does not match its file's {expected!r}")
-        kept = {f: v for f, v in obj.items() if f not in ("config", "summary")}
-        if obj["status"] == "failed":
-            return cls(config=config, **kept)
-        try:
-            summary = Summary(**obj["summary"])
-        except TypeError as e:
-            raise ValueError(f"summary is not a run summary: {e}") from None
-        return cls(config=config, summary=summary, **kept)
 
 
 class ResultsError(RuntimeError):

@@ -5,9 +5,9 @@
 train loss/accuracy (eval mode, no augmentation), validation and test loss/accuracy, the Frobenius norm of every
 Conv2d/Linear weight and their total, the distance ||W_t - W_0||_F and cosine to the initialization per layer
 and in total (:func:`fibook.forgetting.models.member_init_geometry`), and the cumulative clocks sum eta,
-sum eta^2 / b and lambda sum eta over the optimizer steps taken. Epoch 0 is evaluated on a copy of the model
-whose BatchNorm statistics were estimated on the training split (freshly reset running statistics would make the
-untrained network's eval-mode outputs scale like sigma_w^depth); the training run itself is untouched by this.
+sum eta^2 / b and lambda sum eta over the optimizer steps taken; its summary is the :class:`Summary` of
+:mod:`fibook.forgetting.evaluation`, which also scores every epoch (epoch 0 on BatchNorm statistics estimated on
+the training split; the training run itself is untouched by this).
 
 A run is ``diverged`` when an epoch's mean training loss is non-finite or exceeds ``DIVERGENCE_FACTOR`` times
 max(initial training loss, ln C): training stops there and the run is recorded; it never raises.
@@ -15,12 +15,10 @@ max(initial training loss, ln C): training stops there and the run is recorded; 
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 import numbers
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 import torch
@@ -31,6 +29,7 @@ from fibook.forgetting import fused, metrics
 from fibook.forgetting.batches import Batches
 from fibook.forgetting.data import DatasetSplits, load_dataset
 from fibook.forgetting.devices import PRECISIONS, device_settings, forward_logits, resolve_device, resolve_precision
+from fibook.forgetting.evaluation import EVAL_BATCH, Summary, evaluate, recalibrated_copy, summarize
 from fibook.forgetting.models import (
     build_model,
     init_sigma_w_,
@@ -40,22 +39,9 @@ from fibook.forgetting.models import (
     weight_snapshot,
 )
 from fibook.forgetting.optimizers import make_optimizer
+from fibook.forgetting.schedules import SCHEDULES
 
-EVAL_BATCH = 250  # measured on one CPU core: twice as fast as 1000 for the width-16 ResNet-9
 DIVERGENCE_FACTOR = 1e3
-
-
-def constant_schedule(step: int, total_steps: int) -> float:
-    """eta_k = eta: no warm-up, no decay (the forgetting protocol)."""
-    return 1.0
-
-
-def cosine_schedule(step: int, total_steps: int) -> float:
-    """eta_k = eta (1 + cos(pi k / K)) / 2."""
-    return 0.5 * (1.0 + math.cos(math.pi * step / max(total_steps, 1)))
-
-
-SCHEDULES: dict[str, Callable[[int, int], float]] = {"constant": constant_schedule, "cosine": cosine_schedule}
 
 
 @dataclass(frozen=True)
@@ -113,31 +99,6 @@ class TrainConfig:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class Summary:
-    """What a run's history comes to (accuracies are fractions, the repair gap in percentage points):
-    ``selected_epoch``, the epoch of lowest validation cross-entropy (None if the run diverged before any), with
-    its ``selected_test_acc`` and ``selected_val_acc``; ``final_train_acc`` and ``final_test_acc`` at the last
-    recorded epoch; ``tau_interp``, the first epoch with train accuracy >= 99.5 % (or None); ``repair_gap``;
-    ``init_weight_norm`` and ``final_weight_norm``; ``clocks`` {T_SGD, T_L2, T_adapt} and ``steps`` over the
-    optimizer steps taken."""
-
-    selected_epoch: int | None
-    selected_test_acc: float | None
-    selected_val_acc: float | None
-    final_train_acc: float
-    final_test_acc: float
-    tau_interp: int | None
-    repair_gap: float | None
-    init_weight_norm: float
-    final_weight_norm: float
-    clocks: dict[str, float]
-    steps: int
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 @dataclass
 class RunResult:
     """One finished run: its config, status (``ok`` or ``diverged``), per-epoch history and summary."""
@@ -156,59 +117,6 @@ class RunResult:
 def dataset(name: str) -> DatasetSplits:
     """Dataset ``name`` (:func:`fibook.forgetting.data.load_dataset`), loaded once per process."""
     return load_dataset(name)
-
-
-@torch.no_grad()
-def evaluate(net, k: int, batches: Batches, bf16: bool) -> list[tuple[float, float]]:
-    """(mean cross-entropy, accuracy) of each of the ``k`` models of ``net`` in eval mode over all of ``batches``;
-    every model sees the same images."""
-    net.eval()
-    loss_sum = torch.zeros(k, dtype=torch.float64, device=batches.device)
-    correct = torch.zeros(k, dtype=torch.int64, device=batches.device)
-    n = 0
-    for xb, yb in batches.epoch(0):
-        logits = forward_logits(net, xb.repeat(1, k, 1, 1), bf16)  # (B, k, classes)
-        targets = yb[:, None].expand(-1, k)
-        loss_sum += F.cross_entropy(logits.permute(0, 2, 1), targets, reduction="none").sum(0).double()
-        correct += (logits.argmax(2) == targets).sum(0)
-        n += len(yb)
-    return [(float(loss) / n, int(c) / n) for loss, c in zip(loss_sum, correct, strict=True)]
-
-
-@torch.no_grad()
-def recalibrated_copy(net, k: int, batches: Batches, bf16: bool):
-    """A copy of ``net`` whose BatchNorm running statistics are the exact averages over ``batches``
-    (cumulative averaging: BN momentum None), for evaluating networks that have not been trained yet."""
-    twin = copy.deepcopy(net)
-    for m in twin.modules():
-        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-            m.reset_running_stats()
-            m.momentum = None
-    twin.train()
-    for xb, _ in batches.epoch(0):
-        forward_logits(twin, xb.repeat(1, k, 1, 1), bf16)
-    return twin
-
-
-def summarize(history: dict[str, list], steps: int, clocks: dict[str, float]) -> Summary:
-    """The run's :class:`Summary` from its history; ``steps``/``clocks`` are the optimizer steps taken and the
-    clocks over them (for a diverged run these include the epoch it diverged in, which has no history entry; the
-    clocks of a recorded epoch are in the history)."""
-    sel = metrics.selected_epoch(history["val_loss"])
-    tau = metrics.interpolation_epoch(history["train_acc"])
-    return Summary(
-        selected_epoch=sel,
-        selected_test_acc=None if sel is None else history["test_acc"][sel],
-        selected_val_acc=None if sel is None else history["val_acc"][sel],
-        final_train_acc=history["train_acc"][-1],
-        final_test_acc=history["test_acc"][-1],
-        tau_interp=tau,
-        repair_gap=metrics.repair_gap(history["val_acc"], tau),
-        init_weight_norm=history["weight_norm"][0],
-        final_weight_norm=history["weight_norm"][-1],
-        clocks=clocks,
-        steps=steps,
-    )
 
 
 FUSABLE = ("sigma_w", "seed")

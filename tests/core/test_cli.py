@@ -14,7 +14,7 @@ import pytest
 from synthetic import rec
 
 from fibook.__main__ import main
-from fibook.forgetting import results, sweep
+from fibook.forgetting import cluster, results, sweep
 from fibook.forgetting.data import DatasetError
 
 pytestmark = pytest.mark.slow
@@ -251,7 +251,7 @@ def sweep_refuses_training(monkeypatch):
     """No row trains: a sweep that gets as far as training has accepted its input (a silent accept)."""
     def refuse(*args, **kwargs):
         raise AssertionError("the sweep started training")
-    monkeypatch.setattr(sweep, "train_population", refuse)
+    monkeypatch.setattr(cluster, "train_population", refuse)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

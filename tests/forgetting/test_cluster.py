@@ -1,7 +1,8 @@
-"""Sweeps on a real Dask cluster on 127.0.0.1: a ``dask scheduler`` and ``dask worker`` processes started here,
-each test bounded by timeouts and ending every process it started. What a batch system does to a sweep: workers
-that all go away, a stale worker, a scheduler that is lost, an address that is no Dask scheduler, CUDA asked for
-on workers that have none."""
+"""Where a sweep's runs train: on a real Dask cluster on 127.0.0.1, a ``dask scheduler`` and ``dask worker``
+processes started here, each test bounded by timeouts and ending every process it started. What a batch system does
+to a sweep: workers that all go away, a stale worker, a scheduler that is lost, an address that is no Dask
+scheduler, CUDA asked for on workers that have none. And what needs no real cluster: a scheduler without workers,
+workers that would train at different precisions."""
 
 import contextlib
 import http.server
@@ -20,12 +21,19 @@ import pytest
 
 import fibook
 from fibook.forgetting import results
+from fibook.forgetting.cluster import SweepError, check_workers, worker_precision
+from fibook.forgetting.sweep import run_sweep
 from fibook.paths import PROJECT_ROOT
 
 DASK = Path(sys.executable).with_name("dask")
-pytestmark = [pytest.mark.skipif(not DASK.exists(), reason="the dask command is not installed"),
-              pytest.mark.fmnist, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 TIMEOUT = 10  # --worker-timeout of the sweeps here
+
+
+def on_a_real_cluster(test):
+    """The marks of a test that starts a real cluster: it needs the dask command, and its sweeps train on
+    Fashion-MNIST."""
+    return pytest.mark.skipif(not DASK.exists(), reason="the dask command is not installed")(pytest.mark.fmnist(test))
 
 
 @pytest.fixture
@@ -113,6 +121,7 @@ def the_only_message(err: str) -> str:
     return lines[0]
 
 
+@on_a_real_cluster
 def test_a_sweep_whose_workers_all_went_away_stops_within_the_worker_timeout(store, started, tmp_path):
     """All workers killed mid-sweep (a batch job's walltime): the sweep waited forever, silently."""
     _, address = scheduler(started, tmp_path)
@@ -139,6 +148,7 @@ def stale_fibook(tmp_path) -> Path:
     return stale
 
 
+@on_a_real_cluster
 def test_a_stale_worker_is_refused_and_nothing_it_computed_is_recorded(store, started, tmp_path):
     """A worker with another fibook on its path returned results the sweep recorded as its own."""
     _, address = scheduler(started, tmp_path)
@@ -149,6 +159,7 @@ def test_a_stale_worker_is_refused_and_nothing_it_computed_is_recorded(store, st
     assert "its results are not recorded" in err and lines_of(store, "sgd_remembers") == 0
 
 
+@on_a_real_cluster
 def test_a_stale_worker_that_joins_mid_sweep_is_refused_by_its_first_result(store, started, tmp_path):
     _, address = scheduler(started, tmp_path)
     good = worker(started, address)
@@ -162,6 +173,7 @@ def test_a_stale_worker_that_joins_mid_sweep_is_refused_by_its_first_result(stor
     assert records and {r.provenance["fibook_version"] for r in records} == {fibook.__version__}
 
 
+@on_a_real_cluster
 def test_a_worker_that_cannot_import_fibook_is_named(store, started, tmp_path):
     broken = tmp_path / "broken" / "fibook"
     broken.mkdir(parents=True)
@@ -172,6 +184,7 @@ def test_a_worker_that_cannot_import_fibook_is_named(store, started, tmp_path):
     assert code == 2 and "cannot run fibook" in the_only_message(err) and "this fibook is broken" in err
 
 
+@on_a_real_cluster
 def test_cuda_is_checked_on_the_workers_not_on_this_machine(store, started, tmp_path):
     """--device cuda --cluster was refused on a coordinator without CUDA (a login node), before the cluster was
     asked; the workers are asked, and a worker without CUDA is named."""
@@ -187,6 +200,7 @@ def test_cuda_is_checked_on_the_workers_not_on_this_machine(store, started, tmp_
         the_only_message(err)
 
 
+@on_a_real_cluster
 def test_a_lost_scheduler_stops_the_sweep_and_records_no_run_as_failed(store, started, tmp_path):
     sched, address = scheduler(started, tmp_path)
     worker(started, address)
@@ -224,6 +238,7 @@ def listening(speaks_http: bool):
         yield f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
+@on_a_real_cluster
 @pytest.mark.parametrize("speaks_http", [False, True], ids=["silent", "http"])
 def test_an_address_that_is_no_dask_scheduler_fails_within_the_timeout(store, speaks_http):
     with listening(speaks_http) as address:
@@ -232,3 +247,41 @@ def test_an_address_that_is_no_dask_scheduler_fails_within_the_timeout(store, sp
         took = time.monotonic() - start
     assert code == 2 and took < 3 + 30, took  # 3 s to wait, the rest is starting Python and torch
     assert f"the server at {address}" in the_only_message(err) and "Dask scheduler" in err
+
+
+# A reliability finding of the probe (its finding number in parentheses).
+
+@pytest.mark.usefixtures("no_training")
+def test_a_scheduler_without_workers_is_reported_not_waited_on_forever(store, capsys):
+    """(7) A sweep on a scheduler with no workers hung at 0 % without a word."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, dashboard_address=":0") as cluster:
+        with pytest.raises(SweepError, match=r"no worker joined the scheduler at .* within 1 s"):
+            run_sweep("sgd_remembers", "smoke", cluster=cluster.scheduler_address, worker_timeout=1, progress=False)
+    assert "waiting for a worker to join the scheduler" in capsys.readouterr().err
+
+
+class FakeCluster:
+    """A Dask client's ``run`` over named workers: each answers a call as the function would on a worker whose
+    precision ``auto`` stands for is given (or raises the given exception)."""
+
+    def __init__(self, precisions):
+        self.precisions = precisions
+
+    def run(self, fn, *args, on_error="raise"):
+        if fn is worker_precision:
+            return dict(self.precisions)
+        return {w: fn(*args) for w in self.precisions}
+
+
+def test_a_cluster_sweep_of_an_auto_precision_scale_trains_at_the_precision_its_workers_agree_on():
+    """``auto`` is resolved on the workers, not on the coordinator (a login node without a GPU); workers that
+    would train at different precisions, or that cannot answer, stop the sweep with the worker named."""
+    agree = FakeCluster({"tcp://a": "bf16", "tcp://b": "bf16"})
+    assert check_workers(agree, "tcp://s", "auto", "auto") == "bf16"
+    with pytest.raises(SweepError, match="would train at different precisions"):
+        check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": "fp32"}), "tcp://s", "auto", "auto")
+    with pytest.raises(SweepError, match="worker tcp://b of the scheduler at tcp://s: no CUDA"):
+        check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": ValueError("no CUDA")}), "tcp://s", "cuda",
+                      "auto")

@@ -9,6 +9,7 @@ import torch
 from synthetic import random_splits, rec
 
 from fibook.forgetting import cost, results, train
+from fibook.forgetting.cluster import make_record
 from fibook.forgetting.cost import (
     Throughput,
     calibrate,
@@ -22,7 +23,6 @@ from fibook.forgetting.cost import (
     training_flops_per_image,
 )
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
-from fibook.forgetting.sweep import make_record
 from fibook.forgetting.train import TrainConfig, train_population
 
 

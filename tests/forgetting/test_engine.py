@@ -11,7 +11,7 @@ import torch
 from synthetic import random_splits
 
 from fibook.forgetting import devices, results, train
-from fibook.forgetting.devices import auto_precision, resolve_precision
+from fibook.forgetting.devices import auto_precision, check_device, resolve_precision
 from fibook.forgetting.experiments import EXPERIMENTS, grids, run_id, runs
 from fibook.forgetting.train import TrainConfig, build_blocks, population_batches, train_population, train_step
 from fibook.paths import PROJECT_ROOT
@@ -52,6 +52,13 @@ def test_an_explicit_precision_is_kept_and_an_unknown_one_refused():
     assert resolve_precision("auto", "cpu") == auto_precision("cpu")
     with pytest.raises(ValueError, match="unknown precision 'fp16'; choose one of: auto, fp32, bf16, fp64"):
         resolve_precision("fp16", "cpu")
+
+
+def test_device_strings_are_validated_before_any_run():
+    for bad in ("cuda:x", "cuda:", "cuda:-1", "gpu"):
+        with pytest.raises(ValueError, match="unknown device"):
+            check_device(bad)
+    assert check_device("cpu") == "cpu"
 
 
 def test_a_trained_run_records_the_precision_it_ran_at(random_data):

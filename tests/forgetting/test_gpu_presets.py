@@ -15,7 +15,7 @@ import torch
 from synthetic import random_splits
 
 from fibook.__main__ import main
-from fibook.forgetting import devices, results, sweep, train
+from fibook.forgetting import cluster, devices, results, sweep, train
 from fibook.forgetting.cost import run_flops, sweep_cost
 from fibook.forgetting.data import DatasetNotFoundError
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
@@ -84,7 +84,7 @@ def test_every_preset_run_builds_with_a_unique_stable_id_and_a_finite_cost():
 def test_a_missing_cifar10_stops_a_sweep_before_any_run_and_names_the_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FIBOOK_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setattr(sweep, "train_population", lambda *a, **k: pytest.fail("trained without its data"))
+    monkeypatch.setattr(cluster, "train_population", lambda *a, **k: pytest.fail("trained without its data"))
     with pytest.raises(DatasetNotFoundError, match=FETCH):
         sweep.run_sweep("depth", "gpu", device="cpu", progress=False)
     assert results.read_records(results.results_path("depth", "gpu")) == []
@@ -93,31 +93,6 @@ def test_a_missing_cifar10_stops_a_sweep_before_any_run_and_names_the_command(tm
     assert stop.value.code == 2 and FETCH in capsys.readouterr().err
     # status needs no data
     assert sweep.status("depth", "gpu", device="cpu")["remaining"] == len(runs("depth", "gpu", device="cpu"))
-
-
-class FakeCluster:
-    """A Dask client's ``run`` over named workers: each answers a call as the function would on a worker whose
-    precision ``auto`` stands for is given (or raises the given exception)."""
-
-    def __init__(self, precisions):
-        self.precisions = precisions
-
-    def run(self, fn, *args, on_error="raise"):
-        if fn is sweep.worker_precision:
-            return dict(self.precisions)
-        return {w: fn(*args) for w in self.precisions}
-
-
-def test_a_cluster_sweep_of_an_auto_precision_scale_trains_at_the_precision_its_workers_agree_on():
-    """``auto`` is resolved on the workers, not on the coordinator (a login node without a GPU); workers that
-    would train at different precisions, or that cannot answer, stop the sweep with the worker named."""
-    agree = FakeCluster({"tcp://a": "bf16", "tcp://b": "bf16"})
-    assert sweep._check_workers(agree, "tcp://s", "auto", "auto") == "bf16"
-    with pytest.raises(sweep.SweepError, match="would train at different precisions"):
-        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": "fp32"}), "tcp://s", "auto", "auto")
-    with pytest.raises(sweep.SweepError, match="worker tcp://b of the scheduler at tcp://s: no CUDA"):
-        sweep._check_workers(FakeCluster({"tcp://a": "bf16", "tcp://b": ValueError("no CUDA")}), "tcp://s",
-                             "cuda", "auto")
 
 
 def training_combinations():
