@@ -1,15 +1,19 @@
-"""Synthetic Part I records with known answers, for the tests of arms, noise, clocks and verdicts and of the results
-store; independent reference computations of the statistics the verdicts read (an exact bootstrap enumerated here,
-Student-t quantiles from scipy); random data of a dataset's shape for the trainer's tests; Part II's small random
-regression problems; and Part III schedule runs with given final losses."""
+"""Synthetic Part I records with known answers, for the tests of arms, checkpoints, noise, clocks, loading, the
+collapse and verdicts (records with given curves, and records of an experiment's grid runs as a sweep stores them);
+independent reference computations of the statistics the verdicts read (an exact bootstrap enumerated here,
+Student-t quantiles from scipy); random data of a dataset's shape and a tiny config for the trainer's tests; and
+Part II's small random regression problems, with Figure 7.1's small sparse regression; and the numbers a quoted
+text prints, for the tests of the papers' registries; and Part III schedule runs with given final losses."""
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import torch
 from scipy import stats as scipy_stats
 
+from fibook.forgetting import metrics
 from fibook.forgetting.data import DatasetSplits, Split
 from fibook.forgetting.evaluation import Summary
 from fibook.forgetting.experiments import run_id
@@ -70,6 +74,24 @@ def grid_records(spread_pp, sigmas, seeds, epochs, tau=1, **kw):
     return out
 
 
+def rec_with_curves(val_loss, test_acc, train_acc, epochs=None, **kw):
+    """A synthetic record with the given per-epoch curves (epoch 0 first); T_adapt = epoch / 10."""
+    e = len(val_loss) - 1
+    r = rec(1.0, 0, test_acc[1], None, 1.0, epochs=epochs or e, **kw)
+    history = dict(r.history, epoch=list(range(e + 1)), val_loss=val_loss, test_acc=test_acc, train_acc=train_acc,
+                   T_SGD=[0.0] * (e + 1), T_L2=[0.0] * (e + 1), T_adapt=[t / 10 for t in range(e + 1)])
+    best = metrics.selected_epoch(val_loss)
+    summary = dataclasses.replace(r.summary, selected_epoch=best, selected_test_acc=test_acc[best],
+                                  tau_interp=metrics.interpolation_epoch(train_acc))
+    return dataclasses.replace(r, history=history, summary=summary)
+
+
+def stored(config, experiment):
+    """A finished record of grid run ``config`` as experiment ``experiment`` writes it."""
+    return dataclasses.replace(rec(config.sigma_w, config.seed, 0.5, 1, 1.0), config=config, id=run_id(config),
+                               experiment=experiment)
+
+
 def t975(df):
     """The 0.975 quantile of Student's t on ``df`` degrees of freedom (scipy): a two-sided 95 % half-width in
     standard errors."""
@@ -104,6 +126,12 @@ def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
                          val=split(), test=split(), mean=(0.5,) * channels, std=(0.25,) * channels)
 
 
+def tiny(**kw):
+    """A one-epoch config of width 2, batch 4, eta = 0.01 (``kw`` overrides): what the trainer's tests train on
+    :func:`random_splits`."""
+    return TrainConfig(**{"width": 2, "epochs": 1, "batch_size": 4, "lr": 0.01, **kw})
+
+
 def regression_problem(seed):
     """A random (X, y) of the smoke preset's Part II size (N = 10 samples, d = 30 features), standard normal."""
     from fibook.presets import get_preset
@@ -124,3 +152,20 @@ def schedule_run(final, steps=4, diverged=None):
     test = np.vstack([np.ones((steps, final.size)), final])
     diverged = np.zeros(final.size, bool) if diverged is None else np.asarray(diverged)
     return ScheduleRun("x", 1.0, None, test, test.copy(), np.ones((steps, 2)), diverged)
+
+
+def fig71_problem():
+    """A small sparse regression (d = 40, N = 20, 2-sparse teacher) whose exact-limit error rises from below to
+    above the midpoint of its min-l1 (0.023) and min-l2 (0.549) errors, at kappa = 0.046."""
+    from fibook.shape import interpolators, sparse_recovery
+
+    data = sparse_recovery.draw_sparse_regression(d=40, n_train=20, sparsity=2, noise_var=0.01, n_test=500, seed=0)
+    return (data, sparse_recovery.population_error(data, interpolators.min_l1(data.X, data.y)),
+            sparse_recovery.population_error(data, interpolators.min_l2(data.X, data.y)))
+
+
+def printed_numbers(text):
+    """The numbers a quoted number's text prints, in order (thousands separators dropped), leaving out a
+    parenthetical (where it was read off: "(read off Figure 7.1)")."""
+    text = re.sub(r"\(.*?\)", "", text)
+    return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?", text)]

@@ -1,16 +1,24 @@
-"""The named experiments: stable and distinct run ids, fused runs as runs of their own, every experiment's grids
-at every preset, and the designs of the clock arms (the clocks they span, their equal-clock pairs and controls)."""
+"""Part I experiments as data (fibook.forgetting.experiments): the runs a name and a preset define, stable and
+distinct run ids, fused runs as runs of their own, every experiment's grids at every preset, the designs of the clock
+arms (the clocks they span, their equal-clock pairs and controls), the precision ``auto`` resolves to, and the
+committed book runs' ids."""
+
+import dataclasses
+import hashlib
+import json
 
 import pytest
+import torch
 
-from fibook.forgetting import experiments
-from fibook.forgetting.experiments import run_id, runs
+from fibook.forgetting import devices, experiments, results
+from fibook.forgetting.devices import auto_precision
+from fibook.forgetting.experiments import EXPERIMENTS, arm_configs, get_experiment, grids, run_id, runs, sigma_grid
 from fibook.forgetting.train import TrainConfig, train_population
+from fibook.paths import PROJECT_ROOT
 from fibook.presets import PRESET_NAMES, get_preset
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_run_ids_are_stable_and_distinct():
     configs = runs("optimizers", "book")
     ids = [run_id(c) for c in configs]
@@ -18,6 +26,7 @@ def test_run_ids_are_stable_and_distinct():
     assert run_id(TrainConfig(lr=0.1)) == run_id(TrainConfig(lr=0.1)) != run_id(TrainConfig(lr=0.2))
 
 
+@pytest.mark.slow
 def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sweep():
     f, g = get_preset("book").forgetting, experiments.grids("book")
     configs = runs("seed_noise", "book")
@@ -29,6 +38,7 @@ def test_seed_noise_runs_every_noise_seed_and_shares_seed_0_with_the_headline_sw
     assert all(c.seed == 0 for c in configs if run_id(c) in headline)
 
 
+@pytest.mark.slow
 def test_fused_runs_are_runs_of_their_own():
     """fp32 sums of a fused network run in another order, so its numbers differ: it must not be stored under
     (or counted as) the unfused run's id."""
@@ -39,6 +49,7 @@ def test_fused_runs_are_runs_of_their_own():
         train_population([plain[0], fused[1]], "cpu")
 
 
+@pytest.mark.slow
 def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
     for preset in PRESET_NAMES:
         g = experiments.grids(preset)
@@ -53,6 +64,7 @@ def test_every_experiment_has_its_grids_at_every_scale(monkeypatch):
         runs("optimizers", "gpu")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["book", "gpu"])
 def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_that_acts(preset):
     configs = experiments.arm_configs("adaptive_clock", preset)
@@ -72,6 +84,7 @@ def test_adaptive_clock_spans_its_clock_with_an_equal_clock_pair_and_a_decay_tha
     assert {c.optimizer for c in runs("adaptive_clock", preset) if run_id(c) in reused} == {"adam", "muon"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["book", "gpu"])
 def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shrink(preset):
     configs = experiments.arm_configs("l2_clock", preset)
@@ -85,6 +98,7 @@ def test_l2_clock_spans_its_clock_with_controls_at_every_length_and_a_small_shri
     assert len(set(rounded)) < len(rounded)  # one T_L2 reached by two (lambda, length) pairs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["book", "gpu"])
 def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(preset):
     g = experiments.grids(preset)
@@ -99,6 +113,7 @@ def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(
         pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", preset)[-1])[1]["T_L2"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
 def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the_noise_seeds(preset):
     g = experiments.grids(preset)
@@ -114,6 +129,7 @@ def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the
     assert {c.precision for c in configs} == {expected}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
 def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(preset):
     configs = experiments.arm_configs("tsgd_pair", preset)
@@ -123,3 +139,88 @@ def test_tsgd_pair_has_equal_t_sgd_with_twice_the_steps_and_twice_sum_eta(preset
     assert big["T_SGD"] == pytest.approx(small["T_SGD"], rel=5e-3)
     assert big_steps == pytest.approx(2 * small_steps, rel=5e-3)
     assert big["T_adapt"] == pytest.approx(2 * small["T_adapt"], rel=5e-3)
+
+
+@pytest.mark.slow
+def test_a_scales_auto_precision_is_resolved_for_the_device_and_shows_in_the_id(monkeypatch):
+    cpu = runs("depth", "gpu", device="cpu")
+    assert {c.precision for c in cpu} == {auto_precision("cpu")}
+    monkeypatch.setattr(devices, "auto_precision", lambda device: "bf16" if torch.device(device).type == "cuda"
+                        else "fp32")
+    fp32, bf16 = runs("depth", "gpu", device="cpu"), runs("depth", "gpu", device="cuda")
+    assert {c.precision for c in fp32} == {"fp32"} and {c.precision for c in bf16} == {"bf16"}
+    assert not {run_id(c) for c in fp32} & {run_id(c) for c in bf16}
+    assert [dataclasses.replace(c, precision="bf16") for c in fp32] == bf16
+    # an explicit precision (book: bf16, smoke: fp32) is the same on every device, and so are the ids
+    for preset in ("smoke", "book"):
+        assert [run_id(c) for c in runs("optimizers", preset, device="cpu")] == \
+            [run_id(c) for c in runs("optimizers", preset, device="cuda")]
+
+
+UNDER_WAY = ("clock_ladder", "tsgd_pair")  # book sweeps still running: their files hold a part of their grids
+
+
+@pytest.mark.slow
+def test_the_committed_book_runs_are_exactly_the_experiments_book_grids():
+    """Every results file of the book holds the runs its experiment's grid defines at the book preset, by id
+    (the hash of the config): a change of the config fields, the grids or the precision rule would orphan them."""
+    fixed_clock = grids("book").fixed_clock_precision
+    for name in EXPERIMENTS:
+        path = PROJECT_ROOT / "data" / "results" / name / "book.jsonl"
+        stored = [json.loads(line)["id"] for line in path.read_text().splitlines()]
+        configs = runs(name, "book", device="cpu")
+        assert {c.precision for c in configs} == {fixed_clock if name in UNDER_WAY else "bf16"}
+        ids = {run_id(c) for c in configs}
+        assert set(stored) <= ids and (name in UNDER_WAY or ids == set(stored)), name
+        assert {r.id for r in results.read_records(path)} == set(stored)  # and each id is its config's hash
+
+
+def test_a_preset_runs_every_arm_at_every_sigma_w_seed_by_seed_with_the_presets_sizes():
+    f, g = get_preset("smoke").forgetting, grids("smoke")
+    assert [(c.seed, c.sigma_w) for c in runs("seed_noise", "smoke")] == [(0, 0.1), (0, 2.5), (1, 0.1), (1, 2.5)]
+    seeds = runs("seeds", "smoke")  # several arms over the noise seeds: every arm at seed 0 before any at seed 1
+    assert [c.seed for c in seeds] == sorted(c.seed for c in seeds) and {c.seed for c in seeds} == {0, 1}
+    first = [dataclasses.replace(c, seed=1) for c in seeds if c.seed == 0]
+    assert first == [c for c in seeds if c.seed == 1]  # the same arms in the same order
+    optimizers = runs("optimizers", "smoke")
+    assert len(optimizers) == len(f.seeds) * 6 * len(f.sigma_w)
+    assert [c.optimizer for c in optimizers[::len(f.sigma_w)]] == ["sgd", "msgd", "adam", "adamw", "muon", "sgd"]
+    assert (optimizers[-1].lr, optimizers[-1].weight_decay) == g.l2  # the SGD + L2 arm
+    for c in optimizers:
+        assert (c.dataset, c.arch, c.width, c.epochs, c.batch_size, c.n_train, c.n_val, c.n_test, c.precision,
+                c.fused) == (f.data.dataset, "resnet9", f.width, f.epochs, 128, f.data.n_train, f.data.n_val,
+                             f.data.n_test, f.precision, False)
+
+
+def test_the_workers_answer_for_auto_replaces_only_a_presets_auto_precision():
+    assert get_preset("gpu").forgetting.precision == "auto" and get_preset("smoke").forgetting.precision == "fp32"
+    for answer in ("bf16", "fp32"):
+        assert {c.precision for c in runs("depth", "gpu", device="cpu", auto=answer)} == {answer}
+        assert {c.precision for c in runs("depth", "smoke", device="cpu", auto=answer)} == {"fp32"}
+
+
+def test_an_unknown_experiment_is_refused_with_the_names_there_are():
+    with pytest.raises(ValueError, match="unknown experiment 'sgd'; choose one of: sgd_remembers, optimizers, "):
+        runs("sgd", "smoke")
+    assert all(get_experiment(name) is EXPERIMENTS[name] for name in EXPERIMENTS)
+
+
+def test_an_arms_config_is_its_first_run_and_its_grid_the_experiments_sigma_w():
+    f, g = get_preset("book").forgetting, grids("book")
+    first = arm_configs("optimizers", "book")
+    assert first == [c for c in runs("optimizers", "book") if (c.seed, c.sigma_w) == (f.seeds[0], f.sigma_w[0])]
+    assert len(first) == 6
+    assert arm_configs("seed_noise", "book") == runs("seed_noise", "book")[:1]  # other seeds: the same arm
+    assert sigma_grid("optimizers", "book") == f.sigma_w and sigma_grid("depth", "book") == g.quick_sigma_w
+    assert {c.sigma_w for c in runs("depth", "book")} == set(g.quick_sigma_w)
+
+
+def test_a_runs_id_is_the_sha256_of_its_config_as_sorted_json_and_any_field_changes_it():
+    c = runs("optimizers", "smoke")[0]
+    blob = json.dumps(c.to_dict(), sort_keys=True, separators=(",", ":")).encode()
+    assert run_id(c) == hashlib.sha256(blob).hexdigest()[:16]
+    assert run_id(dataclasses.replace(c)) == run_id(c)
+    changed = [dataclasses.replace(c, **{k: v}) for k, v in (("sigma_w", 0.2), ("seed", 1), ("precision", "bf16"),
+                                                            ("fused", True), ("epochs", 3), ("lr", 0.051),
+                                                            ("options", {"momentum": 0.5}))]
+    assert len({run_id(x) for x in [c, *changed]}) == 1 + len(changed)

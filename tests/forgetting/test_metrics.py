@@ -2,7 +2,9 @@
 
 import math
 
+import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from fibook.forgetting import metrics
 
@@ -103,3 +105,55 @@ def test_only_a_fall_after_fitting_is_a_collapse():
     assert not metrics.collapsed([0.1, 0.3, 0.995, 0.95], 2)  # 30 % before the fit
     assert not metrics.collapsed([0.1, 0.3, 0.5], None)  # never fit: nothing to lose
     assert metrics.collapsed([0.1, 1.0, 0.95, 0.97], 1, floor=0.96)  # a floor of one's own
+
+
+def test_selection_from_a_first_epoch_breaks_ties_early_and_refuses_the_initialization():
+    losses = [0.1, 0.5, 0.3, 0.3, 0.4]
+    assert metrics.selected_epoch(losses) == 2 and metrics.selected_epoch(losses, first=3) == 3
+    assert metrics.selected_epoch(losses, first=4) == 4 and metrics.selected_epoch(losses, first=5) is None
+    with pytest.raises(ValueError, match="first must be an epoch >= 1"):
+        metrics.selected_epoch(losses, first=0)
+
+
+@pytest.mark.parametrize(("epochs", "start"), [(1, 1), (2, 2), (3, 2), (40, 21), (41, 21), (80, 41), (120, 61)])
+def test_the_late_window_is_the_second_half(epochs, start):
+    assert metrics.late_window_start(epochs) == start
+    assert start > epochs / 2 and start - 1 <= epochs / 2  # just above half, and the epoch before is not
+
+
+def test_a_long_runs_late_window_starts_after_a_run_half_as_long_has_ended():
+    assert metrics.late_window_start(80) > 40 and metrics.late_window_start(120) > 40
+    with pytest.raises(ValueError, match="at least one epoch"):
+        metrics.late_window_start(0)
+
+
+def test_expected_range_of_normals_matches_closed_forms_and_simulation():
+    assert metrics.expected_range(2) == pytest.approx(2 / math.sqrt(math.pi), rel=1e-9)
+    assert metrics.expected_range(3) == pytest.approx(3 / math.sqrt(math.pi), rel=1e-9)  # d_3 = 3 / sqrt(pi)
+    draws = np.random.default_rng(0).standard_normal((200_000, 5))
+    assert metrics.expected_range(5) == pytest.approx(np.ptp(draws, axis=1).mean(), rel=5e-3)
+    with pytest.raises(ValueError, match="k >= 2"):
+        metrics.expected_range(1)
+
+
+def test_binomial_standard_error():
+    assert metrics.binomial_se_pp(0.88, 3000) == pytest.approx(100 * math.sqrt(0.88 * 0.12 / 3000))
+    assert metrics.binomial_se_pp(1.0, 10) == 0.0
+    with pytest.raises(ValueError, match="fraction"):
+        metrics.binomial_se_pp(88.0, 3000)
+
+
+def test_the_decreasing_fit_is_the_constrained_least_squares_solution():
+    rng = np.random.default_rng(1)
+    x = np.array([0.3, 1.0, 2.0, 2.0, 4.0, 8.0, 9.0])
+    y = rng.normal(size=x.size) + np.array([5, 4, 4.5, 3, 3.2, 1, 2.0])
+    fit = metrics.decreasing_fit(x, y)
+    xs = np.unique(x)
+    idx = np.searchsorted(xs, x)
+    cons = [{"type": "ineq", "fun": lambda f, i=i: f[i] - f[i + 1]} for i in range(len(xs) - 1)]
+    ref = minimize(lambda f: np.sum((y - f[idx]) ** 2), np.full(len(xs), y.mean()), constraints=cons,
+                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 500}).x[idx]
+    assert fit == pytest.approx(ref, abs=1e-6)
+    assert np.all(np.diff(fit[np.argsort(x)]) <= 1e-12)
+    assert metrics.decreasing_fit([1, 2, 3], [3, 2, 1]) == pytest.approx([3, 2, 1])  # already decreasing
+    assert metrics.decreasing_fit([1, 2, 3], [1, 2, 3]) == pytest.approx([2, 2, 2])  # increasing: one block

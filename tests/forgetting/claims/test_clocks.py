@@ -35,7 +35,7 @@ from fibook.forgetting.claims import (
     clocks,
     conditions,
 )
-from fibook.forgetting.collapse import ClockPoint, clock_point, equal_clock_pairs, longest_clock_arms
+from fibook.forgetting.collapse import ClockPoint, clock_point, equal_clock_pairs
 from fibook.forgetting.noise import Difference, spread_difference, spread_estimate
 
 
@@ -231,11 +231,3 @@ def test_an_equal_clock_pair_is_named_by_its_factors_whichever_arm_comes_first()
     (slow,) = arms(grid_records(5.0, (0.1, 2.5), (0,), 80, optimizer="adam", lr=0.005))
     assert clocks.pair_change(fast, slow) == clocks.pair_change(slow, fast) == "lr ×0.5, epochs ×2"
     assert clocks.pair_change(fast, fast) == "same settings"
-
-
-def test_the_longest_clock_arm_of_each_mechanism_is_the_longest_that_interpolates():
-    pts = [point(5.0, 1.0, run_value=2.0, lr=1e-3), point(3.0, 2.0, run_value=4.0, lr=2e-3),
-           point(1.0, 3.0, run_value=8.0, lr=4e-3, tau=None), point(2.0, 1.0, run_value=9.0, optimizer="muon")]
-    longest = longest_clock_arms(pts)
-    assert [(a.config.optimizer, a.config.lr) for a in longest] == [("adam", 2e-3), ("muon", 1e-3)]
-    assert longest_clock_arms(pts, mechanisms=("AdamW",)) == []

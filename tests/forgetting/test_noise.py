@@ -1,5 +1,6 @@
-"""Part I's reading rules: which checkpoint a run is read at, the clock and the interpolation there, and how
-large a spread or a difference of spreads is by chance. Each against an independent computation."""
+"""How large a spread or a difference of spreads is by chance (fibook.forgetting.noise): the noise floor, the seed
+bootstrap, the pooled std a one-seed spread borrows and paired differences, each against an independent
+computation."""
 
 import dataclasses
 import itertools
@@ -7,123 +8,14 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
 from synthetic import enumerated_bootstrap, rec, t975
 
-from fibook.forgetting import metrics
+from fibook.forgetting import results
 from fibook.forgetting.arms import arms
-from fibook.forgetting.checkpoints import LAST_EPOCHS, checkpoint, last_epochs_acc
-from fibook.forgetting.noise import NoiseFloor, pooled_spread_std, spread_difference, spread_estimate
-
-
-def test_selection_from_a_first_epoch_breaks_ties_early_and_refuses_the_initialization():
-    losses = [0.1, 0.5, 0.3, 0.3, 0.4]
-    assert metrics.selected_epoch(losses) == 2 and metrics.selected_epoch(losses, first=3) == 3
-    assert metrics.selected_epoch(losses, first=4) == 4 and metrics.selected_epoch(losses, first=5) is None
-    with pytest.raises(ValueError, match="first must be an epoch >= 1"):
-        metrics.selected_epoch(losses, first=0)
-
-
-@pytest.mark.parametrize(("epochs", "start"), [(1, 1), (2, 2), (3, 2), (40, 21), (41, 21), (80, 41), (120, 61)])
-def test_the_late_window_is_the_second_half(epochs, start):
-    assert metrics.late_window_start(epochs) == start
-    assert start > epochs / 2 and start - 1 <= epochs / 2  # just above half, and the epoch before is not
-
-
-def test_a_long_runs_late_window_starts_after_a_run_half_as_long_has_ended():
-    assert metrics.late_window_start(80) > 40 and metrics.late_window_start(120) > 40
-    with pytest.raises(ValueError, match="at least one epoch"):
-        metrics.late_window_start(0)
-
-
-def test_expected_range_of_normals_matches_closed_forms_and_simulation():
-    assert metrics.expected_range(2) == pytest.approx(2 / math.sqrt(math.pi), rel=1e-9)
-    assert metrics.expected_range(3) == pytest.approx(3 / math.sqrt(math.pi), rel=1e-9)  # d_3 = 3 / sqrt(pi)
-    draws = np.random.default_rng(0).standard_normal((200_000, 5))
-    assert metrics.expected_range(5) == pytest.approx(np.ptp(draws, axis=1).mean(), rel=5e-3)
-    with pytest.raises(ValueError, match="k >= 2"):
-        metrics.expected_range(1)
-
-
-def test_binomial_standard_error():
-    assert metrics.binomial_se_pp(0.88, 3000) == pytest.approx(100 * math.sqrt(0.88 * 0.12 / 3000))
-    assert metrics.binomial_se_pp(1.0, 10) == 0.0
-    with pytest.raises(ValueError, match="fraction"):
-        metrics.binomial_se_pp(88.0, 3000)
-
-
-def test_the_decreasing_fit_is_the_constrained_least_squares_solution():
-    rng = np.random.default_rng(1)
-    x = np.array([0.3, 1.0, 2.0, 2.0, 4.0, 8.0, 9.0])
-    y = rng.normal(size=x.size) + np.array([5, 4, 4.5, 3, 3.2, 1, 2.0])
-    fit = metrics.decreasing_fit(x, y)
-    xs = np.unique(x)
-    idx = np.searchsorted(xs, x)
-    cons = [{"type": "ineq", "fun": lambda f, i=i: f[i] - f[i + 1]} for i in range(len(xs) - 1)]
-    ref = minimize(lambda f: np.sum((y - f[idx]) ** 2), np.full(len(xs), y.mean()), constraints=cons,
-                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 500}).x[idx]
-    assert fit == pytest.approx(ref, abs=1e-6)
-    assert np.all(np.diff(fit[np.argsort(x)]) <= 1e-12)
-    assert metrics.decreasing_fit([1, 2, 3], [3, 2, 1]) == pytest.approx([3, 2, 1])  # already decreasing
-    assert metrics.decreasing_fit([1, 2, 3], [1, 2, 3]) == pytest.approx([2, 2, 2])  # increasing: one block
-
-
-def run(val_loss, test_acc, train_acc, epochs=None, **kw):
-    """A synthetic record with the given per-epoch curves (epoch 0 first); T_adapt = epoch / 10."""
-    e = len(val_loss) - 1
-    r = rec(1.0, 0, test_acc[1], None, 1.0, epochs=epochs or e, **kw)
-    history = dict(r.history, epoch=list(range(e + 1)), val_loss=val_loss, test_acc=test_acc, train_acc=train_acc,
-                   T_SGD=[0.0] * (e + 1), T_L2=[0.0] * (e + 1), T_adapt=[t / 10 for t in range(e + 1)])
-    best = metrics.selected_epoch(val_loss)
-    summary = dataclasses.replace(r.summary, selected_epoch=best, selected_test_acc=test_acc[best],
-                                  tau_interp=metrics.interpolation_epoch(train_acc))
-    return dataclasses.replace(r, history=history, summary=summary)
-
-
-def test_checkpoints_of_the_three_rules_and_the_clock_and_fit_there():
-    r = run(val_loss=[2.0, 0.5, 0.4, 0.6, 0.7], test_acc=[0.1, 0.8, 0.85, 0.84, 0.83],
-            train_acc=[0.1, 0.95, 0.994999, 0.995, 1.0], optimizer="adam", lr=1e-3)
-    best, late, last = (checkpoint(r, s) for s in ("best", "late", "last"))
-    assert (best.epoch, best.test_acc, best.clocks["T_adapt"]) == (2, 0.85, pytest.approx(0.2))
-    assert not best.interpolates  # 99.4999 % at epoch 2: just below the threshold
-    assert (late.epoch, late.test_acc, late.clocks["T_adapt"]) == (3, 0.84, pytest.approx(0.3))
-    assert late.interpolates  # exactly 99.5 %
-    assert (last.epoch, last.test_acc, last.clocks["T_adapt"]) == (4, 0.83, pytest.approx(0.4)) and last.interpolates
-    with pytest.raises(ValueError, match="unknown selection 'first'; choose one of: best, late, last"):
-        checkpoint(r, "first")
-
-
-def test_the_last_reading_of_a_diverged_run_is_its_last_recorded_epoch():
-    r = run(val_loss=[2.0, 0.5, 0.4, 0.6, 0.7], test_acc=[0.1, 0.8, 0.85, 0.84, 0.83],
-            train_acc=[0.1, 0.95, 0.99, 0.996, 1.0])
-    stopped = dataclasses.replace(r, status="diverged", history={k: v[:3] for k, v in r.history.items()})
-    assert checkpoint(stopped, "last").epoch == 2
-    assert checkpoint(stopped, "late") is None  # it never reached the second half (epochs 3, 4)
-    only_init = dataclasses.replace(r, status="diverged", history={k: v[:1] for k, v in r.history.items()})
-    assert checkpoint(only_init, "last") is None  # the initialization is never read
-
-
-def test_the_last_epochs_reading_averages_the_last_five_recorded_test_accuracies():
-    accs = [0.1, 0.5, 0.6, 0.7, 0.8, 0.82, 0.84, 0.86]
-    r = run(val_loss=[2.0] + [1.0] * 7, test_acc=accs, train_acc=[0.1] + [1.0] * 7)
-    assert LAST_EPOCHS == 5
-    assert last_epochs_acc(r) == pytest.approx(np.mean(accs[-5:]))
-    assert last_epochs_acc(r, epochs=10) == pytest.approx(np.mean(accs[1:]))  # fewer epochs: all of them
-
-
-def test_an_arm_reads_its_clock_and_condition_at_the_selected_checkpoints():
-    curves = dict(val_loss=[2.0, 0.5, 0.4, 0.6, 0.7], test_acc=[0.1, 0.8, 0.85, 0.84, 0.83],
-                  train_acc=[0.1, 0.95, 0.99, 0.996, 1.0], optimizer="adam", lr=1e-3)
-    records = [dataclasses.replace(run(**curves), config=dataclasses.replace(run(**curves).config, sigma_w=s))
-               for s in (0.5, 2.0)]
-    (best,) = arms(records, selection="best")
-    (late,) = arms(records, selection="late")
-    assert best.clock() == ("T_adapt", pytest.approx(0.2))
-    assert best.run_clock() == ("T_adapt", pytest.approx(0.5 * 4 / 3))
-    assert late.clock() == ("T_adapt", pytest.approx(0.3))
-    assert best.selected_interpolated == [False, False] and not best.interpolates_at_selection
-    assert late.interpolates_at_selection and late.epoch_range() == "3"
-    assert best.interpolated == [True, True]  # reached at some epoch, which is not the paper's condition
+from fibook.forgetting.checkpoints import LAST_EPOCHS
+from fibook.forgetting.experiments import run_id, runs
+from fibook.forgetting.loading import reading_rows
+from fibook.forgetting.noise import NoiseFloor, noise_floor, pooled_spread_std, spread_difference, spread_estimate
 
 
 def test_the_noise_floor_is_the_expected_range_of_seed_and_test_noise():
@@ -132,6 +24,51 @@ def test_the_noise_floor_is_the_expected_range_of_seed_and_test_noise():
     assert noise.floor_pp(3, 0.88) == pytest.approx(3 / math.sqrt(math.pi) * s, rel=1e-9)
     assert noise.floor_pp(5, 0.88) > noise.floor_pp(3, 0.88)
     assert noise.seed_floor_pp(3) == pytest.approx(3 / math.sqrt(math.pi) * 0.3, rel=1e-9)
+
+
+def store(name, c, acc, tau, collapse=False):
+    """A finished run of grid config ``c`` of experiment ``name`` in the results store (its history as long as
+    ``c``'s epochs), falling to 50 % train accuracy at its last epoch with ``collapse``."""
+    r = rec(c.sigma_w, c.seed, acc, tau, 1.0, epochs=c.epochs, collapse_to=0.5 if collapse else None)
+    results.append_record(results.results_path(name, "smoke"),
+                          dataclasses.replace(r, config=c, id=run_id(c), experiment=name))
+
+
+def test_the_borrowed_seed_std_pools_only_arms_whose_selected_predictors_interpolate(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for c in runs("seed_noise", "smoke"):  # SGD: spreads 1 and 3 pp over seeds 0 and 1, every run fits
+        store("seed_noise", c, 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5), 1)
+    other = [c for c in runs("seeds", "smoke") if c.optimizer == "adam"]
+    for c in other:  # Adam: spreads 0 and 10 pp, never fitting the training set
+        store("seeds", c, 0.8 - 0.1 * c.seed * (c.sigma_w > 0.5), None)
+    noise = noise_floor("smoke", "late")
+    assert noise.spread_arms == 1 and noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))
+    assert noise.spread_df == 1  # two seeds of one arm
+    assert math.isnan(noise.unstable_spread_std_pp) and noise.unstable_spread_arms == 0  # no unstable arm
+
+
+def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for c in runs("seed_noise", "smoke"):  # SGD, stable: spreads 1 and 3 pp
+        store("seed_noise", c, 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5), 1)
+    for c in (c for c in runs("seeds", "smoke") if c.optimizer == "adam"):  # Adam: 0 and 4 pp, every run collapses
+        store("seeds", c, 0.8 - 0.04 * c.seed * (c.sigma_w > 0.5), 1, collapse=True)
+    noise = noise_floor("smoke", "best")  # the best checkpoint (epoch 1) of every run fits
+    assert (noise.spread_arms, noise.spread_df) == (1, 1)
+    assert noise.spread_std_pp == pytest.approx(np.std([1.0, 3.0], ddof=1))
+    assert (noise.unstable_spread_arms, noise.unstable_spread_df) == (1, 1)
+    assert noise.unstable_spread_std_pp == pytest.approx(np.std([0.0, 4.0], ddof=1))
+    (stable_one,) = arms([rec(s, 0, 0.9 - 0.05 * (s > 1), 1, 1.0) for s in (0.1, 2.5)])
+    (unstable_one,) = arms([rec(s, 0, 0.9 - 0.05 * (s > 1), 1, 1.0, collapse_to=0.5) for s in (0.1, 2.5)])
+    assert spread_estimate(stable_one, noise).se == pytest.approx(noise.spread_std_pp)
+    assert spread_estimate(unstable_one, noise).se == pytest.approx(noise.unstable_spread_std_pp)
+    rows = {r["arm"]: r for r in reading_rows("smoke")}
+    assert rows["Adam (η = 0.001, b = 128, 2 epochs) [unstable]"]["stable"] == "no"
+    sgd = rows["SGD (η = 0.05, b = 128, 2 epochs)"]
+    assert sgd["stable"] == "yes" and sgd["seeds"] == 2
+    assert set(sgd) == {"arm", "seeds", "best: spread (pp)", "late: spread (pp)", "last: spread (pp)",
+                        f"last {LAST_EPOCHS} epochs: spread (pp)", "stable"}
+    assert sgd["best: spread (pp)"] == "2.0"  # the seed-means: 1 and 3 pp average to 2
 
 
 def seeded(spreads, optimizer="sgd", lr=0.01, sigmas=(1.0, 2.0), collapse=False):
