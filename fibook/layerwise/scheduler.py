@@ -179,56 +179,12 @@ def norm_balance_rates(weights: Sequence[torch.Tensor], grads: Sequence[torch.Te
     return list(eta)
 
 
-@dataclass(frozen=True)
-class ReluSetup:
-    """A batch of 3-layer ReLU problems: trained ``W1, W2`` (draws, h, h), fixed ``a`` (draws, h, 1), Gaussian
-    training inputs ``x`` (draws, n, h) with ``n = 2h``, a fresh test set, and a linear target ``y = x beta``."""
-
-    weights: tuple[torch.Tensor, torch.Tensor]
-    a: torch.Tensor
-    beta: torch.Tensor
-    x: torch.Tensor
-    x_test: torch.Tensor
-
-
-def sample_relu_setup(h: int, draws: int = 1, seed: int = 0, n_test: int = 2000) -> ReluSetup:
-    """Gaussian init (entries N(0, 1/h)), ``a ~ N(0, I/h)``, ``beta ~ N(0, I/h)``, ``x ~ N(0, I)``."""
-    gen = torch.Generator().manual_seed(seed)
-
-    def normal(*shape, std=1.0):
-        return torch.randn(*shape, generator=gen, dtype=torch.float64) * std
-
-    weights = (normal(draws, h, h, std=h**-0.5), normal(draws, h, h, std=h**-0.5))
-    return ReluSetup(weights, normal(draws, h, 1, std=h**-0.5), normal(draws, h, 1, std=h**-0.5),
-                     normal(draws, 2 * h, h), normal(draws, n_test, h))
-
-
-def relu_output(setup: ReluSetup, weights: Sequence[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    """``f(x) = sqrt(2) relu(x W1) W2 a / sqrt(h)`` for a batch of inputs (draws, n, h) -> (draws, n, 1)."""
-    h = setup.a.shape[-2]
-    return 2**0.5 * torch.relu(x @ weights[0]) @ weights[1] @ setup.a / h**0.5
-
-
-def relu_losses(setup: ReluSetup, weights: Sequence[torch.Tensor], test: bool) -> torch.Tensor:
-    """Per-draw loss: ``mean (f - y)^2`` on the test set, ``(1/2) mean (f - y)^2`` on the training set."""
-    x = setup.x_test if test else setup.x
-    err = relu_output(setup, weights, x) - x @ setup.beta
-    return (err**2).mean(dim=(-2, -1)) * (1.0 if test else 0.5)
-
-
-def _autograd(loss_fn):
-    def grads(weights):
-        ws = [w.detach().requires_grad_(True) for w in weights]
-        return [g.detach() for g in torch.autograd.grad(loss_fn(ws).sum(), ws)]
-    return grads
-
-
 def _problem(setting: Setting, h: int, draws: int, seed: int):
     """(weights, grad_fn, test-loss fn, train-loss fn) of one batch of problems."""
     if setting.model == "relu":
-        setup = sample_relu_setup(h, draws, seed)
-        return (setup.weights, _autograd(lambda w: relu_losses(setup, w, test=False)),
-                lambda w: relu_losses(setup, w, test=True), lambda w: relu_losses(setup, w, test=False))
+        setup = sim.sample_relu_setup(h, draws, seed)
+        return (setup.weights, sim.autograd_gradient(lambda w: sim.relu_losses(setup, w, test=False)),
+                lambda w: sim.relu_losses(setup, w, test=True), lambda w: sim.relu_losses(setup, w, test=False))
     noise = 0.0 if setting.snr is None else sim.signal_variance(setting.depth, h) / setting.snr
     setup = sim.sample_setup(setting.depth, h, draws, setting.kind, setting.kind, seed, noise=noise)
     return (setup.weights, lambda w: sim.gradient(setup, w), lambda w: sim.population_loss(setup, w),

@@ -1,6 +1,7 @@
 """Part III: sampled linear nets and gradient descent on them, batched over Monte-Carlo draws (torch float64),
 the literal-GD checks of the closed forms in :mod:`fibook.layerwise.closed_forms` (whose
-docstring gives the notation and the surrogate update).
+docstring gives the notation and the surrogate update); and the 3-layer ReLU net the scheduler is also compared on
+(:class:`ReluSetup`, its gradient by autograd).
 
 Serves "Two steps, exactly" (``two_steps``: the Monte-Carlo checks), "Unequal first, equal next" (``unequal_equal``:
 the literal-GD split curves) and "A balancing scheduler" (``scheduler``).
@@ -262,3 +263,53 @@ def gradient_norms(setup: LinearSetup, weights: Sequence[torch.Tensor] | None = 
                      "B_op": torch.linalg.matrix_norm(b, ord=2).mean().item(),
                      "B_F": torch.linalg.matrix_norm(b).mean().item()})
     return rows
+
+
+# The 3-layer ReLU net of the scheduler comparison ("A balancing scheduler"), the one setting that is not linear.
+
+
+@dataclass(frozen=True)
+class ReluSetup:
+    """A batch of 3-layer ReLU problems: trained ``W1, W2`` (draws, h, h), fixed ``a`` (draws, h, 1), Gaussian
+    training inputs ``x`` (draws, n, h) with ``n = 2h``, a fresh test set, and a linear target ``y = x beta``."""
+
+    weights: tuple[torch.Tensor, torch.Tensor]
+    a: torch.Tensor
+    beta: torch.Tensor
+    x: torch.Tensor
+    x_test: torch.Tensor
+
+
+def sample_relu_setup(h: int, draws: int = 1, seed: int = 0, n_test: int = 2000) -> ReluSetup:
+    """Gaussian init (entries N(0, 1/h)), ``a ~ N(0, I/h)``, ``beta ~ N(0, I/h)``, ``x ~ N(0, I)``."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def normal(*shape, std=1.0):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64) * std
+
+    weights = (normal(draws, h, h, std=h**-0.5), normal(draws, h, h, std=h**-0.5))
+    return ReluSetup(weights, normal(draws, h, 1, std=h**-0.5), normal(draws, h, 1, std=h**-0.5),
+                     normal(draws, 2 * h, h), normal(draws, n_test, h))
+
+
+def relu_output(setup: ReluSetup, weights: Sequence[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """``f(x) = sqrt(2) relu(x W1) W2 a / sqrt(h)`` for a batch of inputs (draws, n, h) -> (draws, n, 1)."""
+    h = setup.a.shape[-2]
+    return 2**0.5 * torch.relu(x @ weights[0]) @ weights[1] @ setup.a / h**0.5
+
+
+def relu_losses(setup: ReluSetup, weights: Sequence[torch.Tensor], test: bool) -> torch.Tensor:
+    """Per-draw loss: ``mean (f - y)^2`` on the test set, ``(1/2) mean (f - y)^2`` on the training set."""
+    x = setup.x_test if test else setup.x
+    err = relu_output(setup, weights, x) - x @ setup.beta
+    return (err**2).mean(dim=(-2, -1)) * (1.0 if test else 0.5)
+
+
+def autograd_gradient(loss_fn: Callable[[Sequence[torch.Tensor]], torch.Tensor],
+                      ) -> Callable[[Sequence[torch.Tensor]], list[torch.Tensor]]:
+    """The gradient function of a per-draw loss by autograd: ``weights -> [d (sum of loss_fn(weights)) / d W_l]``
+    (the draws are independent, so the sum's gradient holds each draw's own)."""
+    def grads(weights):
+        ws = [w.detach().requires_grad_(True) for w in weights]
+        return [g.detach() for g in torch.autograd.grad(loss_fn(ws).sum(), ws)]
+    return grads

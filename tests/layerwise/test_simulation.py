@@ -134,3 +134,27 @@ def test_monte_carlo_averages_the_per_draw_losses_with_their_standard_error():
     assert literal.losses[:, 0] == pytest.approx(mc.losses[:, 0]) and not np.allclose(literal.losses, mc.losses)
     alone = sim.simulate(2, 6, 1.5, 3.0, steps=1, draws=1)
     assert np.isnan(alone.sem).all() and alone.mean == pytest.approx(alone.losses[0])
+
+
+def test_relu_gradients_match_finite_differences():
+    setup = sim.sample_relu_setup(6, draws=1, seed=0, n_test=10)
+    grads = sim.autograd_gradient(lambda w: sim.relu_losses(setup, w, test=False))(setup.weights)
+    w1, w2 = setup.weights
+    bump = torch.zeros_like(w2)
+    bump[0, 2, 3] = 1e-6
+    up = sim.relu_losses(setup, (w1, w2 + bump), test=False)
+    down = sim.relu_losses(setup, (w1, w2 - bump), test=False)
+    assert ((up - down) / 2e-6).item() == pytest.approx(grads[1][0, 2, 3].item(), rel=1e-6)
+
+
+def test_the_relu_net_is_the_sqrt2_scaled_relu_map_and_its_losses_against_the_linear_target():
+    setup = sim.sample_relu_setup(5, draws=2, seed=1, n_test=7)
+    w1, w2 = setup.weights
+    assert w1.shape == w2.shape == (2, 5, 5) and setup.x.shape == (2, 10, 5) and setup.x_test.shape == (2, 7, 5)
+    x = setup.x_test
+    by_hand = np.sqrt(2) * np.maximum(x.numpy() @ w1.numpy(), 0) @ w2.numpy() @ setup.a.numpy() / np.sqrt(5)
+    assert np.allclose(sim.relu_output(setup, setup.weights, x).numpy(), by_hand, rtol=1e-12)
+    err = by_hand - x.numpy() @ setup.beta.numpy()
+    assert np.allclose(sim.relu_losses(setup, setup.weights, test=True).numpy(), (err**2).mean(axis=(1, 2)))
+    train_err = sim.relu_output(setup, setup.weights, setup.x) - setup.x @ setup.beta
+    assert torch.allclose(sim.relu_losses(setup, setup.weights, test=False), 0.5 * (train_err**2).mean(dim=(1, 2)))
