@@ -14,10 +14,10 @@ import torch
 from scipy import stats as scipy_stats
 
 from fibook.forgetting import metrics
-from fibook.forgetting.data import DatasetSplits, Split
 from fibook.forgetting.evaluation import Summary
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.records import Record
+from fibook.forgetting.splits import DatasetSplits, Split
 from fibook.forgetting.train import TrainConfig
 from fibook.layerwise.scheduler import ScheduleRun
 
@@ -113,7 +113,7 @@ def enumerated_bootstrap(values, statistic=np.mean):
 
 
 def random_splits(channels=3, size=32, classes=2, n=8, seed=0):
-    """A :class:`~fibook.forgetting.data.DatasetSplits` of random uint8 images (``channels`` x ``size`` x ``size``),
+    """A :class:`~fibook.forgetting.splits.DatasetSplits` of random uint8 images (``channels`` x ``size`` x ``size``),
     ``n`` per split with labels cycling through ``classes`` classes:
     data of a real dataset's shape without the files."""
     gen = torch.Generator().manual_seed(seed)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from fibook.forgetting.data import Split
+from fibook.forgetting.splits import Split
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def random_crop(x: torch.Tensor, padding: int, offsets: torch.Tensor, pad_mode: 
 
 
 class Batches:
-    """Iterate over ``(images, labels)`` batches of a :class:`~fibook.forgetting.data.Split` held on ``device``.
+    """Iterate over ``(images, labels)`` batches of a :class:`~fibook.forgetting.splits.Split` held on ``device``.
 
     Images are normalized once, ``(x / 255 - mean) / std``, and stored on the device as ``dtype``.
     ``shuffle`` draws a fresh permutation per epoch; ``drop_last`` drops the final short batch (the forgetting

@@ -18,10 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from fibook.forgetting.data import split_sizes
 from fibook.forgetting.devices import device_settings, forward_logits, resolve_device
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.models import build_model
+from fibook.forgetting.splits import split_sizes
 from fibook.forgetting.sweep import plan
 from fibook.forgetting.train import TrainConfig, build_blocks, train_step
 from fibook.presets import get_preset
@@ -64,7 +64,7 @@ def run_images(config: TrainConfig) -> tuple[int, int]:
     """(training images, evaluation images) of a run that trains all its epochs E. Training steps see
     E * floor(N_train / b) * b images (forward + backward); evaluation passes, forward only, see
     (E + 1) (N_train + N_val + N_test) + N_train (the splits at epoch 0 and after every epoch, and the BatchNorm
-    re-estimation at epoch 0). A size None is the whole split (:func:`fibook.forgetting.data.split_sizes`)."""
+    re-estimation at epoch 0). A size None is the whole split (:func:`fibook.forgetting.splits.split_sizes`)."""
     whole = split_sizes(config.dataset)
     n_train, n_val, n_test = (n if n is not None else w
                               for n, w in zip((config.n_train, config.n_val, config.n_test), whole, strict=True))

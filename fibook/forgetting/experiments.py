@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import torch
 
-from fibook.forgetting.data import train_split_size
 from fibook.forgetting.devices import resolve_device, resolve_precision
 from fibook.forgetting.metrics import forgetting_clocks
 from fibook.forgetting.schedules import SCHEDULES
+from fibook.forgetting.splits import train_split_size
 from fibook.forgetting.train import FUSABLE, TrainConfig
 from fibook.presets import ForgettingPreset, Preset, get_preset
 

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from fibook.checks import whole
 from fibook.forgetting import fused, metrics
 from fibook.forgetting.batches import Batches
-from fibook.forgetting.data import DatasetSplits, load_dataset
+from fibook.forgetting.data import load_dataset
 from fibook.forgetting.devices import PRECISIONS, device_settings, forward_logits, resolve_device, resolve_precision
 from fibook.forgetting.evaluation import EVAL_BATCH, Summary, evaluate, recalibrated_copy, summarize
 from fibook.forgetting.models import (
@@ -40,6 +40,7 @@ from fibook.forgetting.models import (
 )
 from fibook.forgetting.optimizers import make_optimizer
 from fibook.forgetting.schedules import SCHEDULES
+from fibook.forgetting.splits import DatasetSplits
 
 DIVERGENCE_FACTOR = 1e3
 

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from fibook.forgetting.batches import CROP_FLIP, Augment, Batches, epoch_generator, random_crop
-from fibook.forgetting.data import Split
+from fibook.forgetting.splits import Split
 
 
 def make_split(n=37, c=3, h=8, w=8, seed=0):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from fibook.forgetting import data
+from fibook.forgetting import data, splits
 
 FMNIST_PER_CLASS = 12  # 120 training images, 2 per class held out for validation (1/6)
 CIFAR_PER_CLASS = 5  # per batch: 50 images per batch, 250 in all; 1/5 held out
@@ -200,20 +200,6 @@ def test_cifar10_missing_file_truncation_and_checksum(cifar_root):
         data.load_cifar10(root)
 
 
-def test_stratified_first_n_is_balanced_and_ordered():
-    labels = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 0])
-    idx = data.stratified_first_n(labels, 7)
-    assert idx.tolist() == [0, 1, 2, 3, 4, 5, 6]
-    assert np.bincount(labels[data.stratified_first_n(labels, 6)]).tolist() == [2, 2, 2]
-    with pytest.raises(ValueError, match=r"between 3 \(one image of each class\) and 10"):
-        data.stratified_first_n(labels, 11)
-    with pytest.raises(ValueError, match="between 3"):
-        data.stratified_first_n(labels, 2)  # a class would be missing
-    assert np.bincount(labels[data.stratified_first_n(labels, 3)]).tolist() == [1, 1, 1]
-    with pytest.raises(ValueError, match="needs 4 images of class 1"):
-        data.stratified_first_n(np.array([0] * 8 + [1] * 2), 8)
-
-
 def test_subset_keeps_full_split_statistics(fmnist_root):
     root, _ = fmnist_root
     ds = data.load_fashion_mnist(root)
@@ -232,7 +218,7 @@ def test_unknown_dataset_lists_choices():
 def test_real_fashion_mnist_has_the_protocol_sizes(tmp_path):
     ds = data.load_fashion_mnist(tmp_path)  # empty root: falls back to Debian's copy
     assert (len(ds.train), len(ds.val), len(ds.test)) == (50_000, 10_000, 10_000)
-    assert len(ds.train) == data.train_split_size("fashion_mnist")
+    assert len(ds.train) == splits.train_split_size("fashion_mnist")
     assert torch.bincount(ds.val.y).tolist() == [1000] * 10
     assert 0.28 < ds.mean[0] < 0.29 and 0.35 < ds.std[0] < 0.36
 

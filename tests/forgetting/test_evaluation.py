@@ -10,8 +10,8 @@ import torch
 
 from fibook.forgetting import metrics
 from fibook.forgetting.batches import Batches
-from fibook.forgetting.data import Split
 from fibook.forgetting.evaluation import evaluate, recalibrated_copy, summarize
+from fibook.forgetting.splits import Split
 
 K, C, CLASSES = 2, 3, 4  # two models of a population, three input channels, four classes
 

@@ -6,8 +6,8 @@ from synthetic import printed_numbers
 
 from fibook.claims import Quoted
 from fibook.forgetting import paper
-from fibook.forgetting.data import train_split_size
 from fibook.forgetting.experiments import grids
+from fibook.forgetting.splits import train_split_size
 
 QUOTED = {name: q for name, q in vars(paper).items() if isinstance(q, Quoted)}
 
