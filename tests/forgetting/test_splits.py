@@ -47,9 +47,6 @@ def test_stratified_first_n_is_balanced_and_ordered():
         splits.stratified_first_n(np.array([0] * 8 + [1] * 2), 8)
 
 
-
-
-
 def test_channel_statistics_are_the_population_mean_and_std_of_the_pixels_in_zero_one():
     x = torch.randint(0, 256, (5, 3, 4, 4), generator=torch.Generator().manual_seed(0), dtype=torch.uint8)
     mean, std = splits.channel_stats(x)

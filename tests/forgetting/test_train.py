@@ -143,7 +143,6 @@ def test_config_rejects_wrong_types_and_ranges_by_name(field, value, message):
         TrainConfig(**{field: value})
 
 
-
 def test_config_accepts_the_edges_of_each_range():
     c = TrainConfig(epochs=1, batch_size=1, width=1, seed=0, n_train=1, sigma_w=1e-300, lr=1e-300,
                     weight_decay=0.0, fused=True)

@@ -111,7 +111,6 @@ def test_a_window_cut_by_its_grid_or_empty_is_an_error():
         rb.step2_window(3, 1000, 1e4, 1e5)
 
 
-
 def test_a_window_in_two_pieces_is_an_error(monkeypatch):
     def two_pieces(depth, h, budget, step):
         return np.where((budget > 4) & (budget < 8) | (budget > 16) & (budget < 32), 1.0, -1.0)

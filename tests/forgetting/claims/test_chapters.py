@@ -5,11 +5,13 @@ decided it with that rule's thresholds, and the runs it read."""
 
 import dataclasses
 import importlib
+import pkgutil
 import re
 
 import pytest
 from synthetic import grid_records
 
+import fibook.forgetting.claims as package
 from fibook.claims import Finding, Verdict, thresholds_of
 from fibook.forgetting.arms import arms
 from fibook.forgetting.claims import chapters, clocks, conditions, depth, optimizers, sgd_remembers, time_lr_l2_batch
@@ -134,7 +136,6 @@ def test_the_equal_clock_rows_are_keyed_by_mechanism_and_how_the_pair_differs_no
     assert all(r.rule == "fibook.forgetting.claims.clocks.collapses" for r in pairs)
 
 
-
 def test_every_rule_of_part_one_says_when_it_was_fixed():
     marked = {fn.__name__: fn for module, _ in chapters.CHAPTERS for fn in rules_of(module)}
     assert {"erases", "collapses", "clock_or_rate", "large_spread", "every_sigma_interpolates"} <= set(marked)
@@ -149,10 +150,6 @@ def test_every_rule_of_part_one_says_when_it_was_fixed():
 
 
 def test_the_chapters_are_every_claims_module_of_part_one_in_the_books_order():
-    import pkgutil
-
-    import fibook.forgetting.claims as package
-
     toc = (PROJECT_ROOT / "_toc.yml").read_text()
     names = [module.__name__.rsplit(".", 1)[1] for module, _ in chapters.CHAPTERS]
     shared = {"conditions", "chapters"}
