@@ -21,7 +21,7 @@ from fibook.forgetting import data
 from fibook.forgetting.cluster import WORKER_TIMEOUT, SweepError, quiet_distributed
 from fibook.forgetting.experiments import EXPERIMENTS
 from fibook.forgetting.results import ResultsError, load, rejected_path, repair, results_path
-from fibook.forgetting.sweep import MAX_WORKERS, SweepInterrupted, run_sweep, status
+from fibook.forgetting.sweep import DEFAULT_POPULATION, MAX_WORKERS, SweepInterrupted, run_sweep, status
 
 
 def cmd_data(args) -> int:
@@ -86,7 +86,8 @@ def cmd_status(args) -> int:
     eta = "unknown (no finished run yet)" if s["eta_seconds"] is None else f"{s['eta_seconds'] / 60:.1f} min"
     print(f"{s['experiment']} [{s['preset']}]: {s['total']} runs; ok {s['ok']}, diverged {s['diverged']}, "
           f"failed {s['failed']}, remaining {s['remaining']} (of which {s['reusable']} reusable from other "
-          f"experiments); estimated time left at {args.workers} worker(s): {eta}\n{s['path']}")
+          f"experiments, {s['part_trained']} part-trained); estimated time left at {args.workers} worker(s): "
+          f"{eta}\n{s['path']}")
     return 0
 
 
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="a Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
     q.add_argument("--fuse", action="store_true", help="train runs differing only in sigma_w/seed as one network")
     q.add_argument("--max-population", type=_positive, default=None,
-                   help="with --fuse: largest fused population (default 16)")
+                   help=f"with --fuse: largest fused population (default {DEFAULT_POPULATION})")
     q.add_argument("--worker-timeout", type=_seconds, default=None, metavar="SECONDS",
                    help=f"with --cluster: how long to wait for the scheduler, its first worker, and for a worker "
                         f"when none is left (default {WORKER_TIMEOUT:g})")

@@ -31,6 +31,7 @@ import torch
 from fibook.forgetting.devices import check_device, resolve_device, resolve_precision
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.records import Record
+from fibook.forgetting.results import progress_path
 from fibook.forgetting.train import RunResult, TrainConfig, train_population
 from fibook.provenance import provenance
 
@@ -49,11 +50,14 @@ def make_record(result: RunResult, experiment: str, preset: str, prov: dict) -> 
 
 
 def train_group(configs: list[TrainConfig], experiment: str, preset: str, device: str) -> list[Record]:
-    """Train one group of runs (one, or a fusable population) and return their records; never raises."""
+    """Train one group of runs (one, or a fusable population) and return their records; never raises. The group
+    saves its state as it trains, on the machine that trains it (:func:`.results.progress_path`), so a rerun there
+    resumes it from its last saved epoch."""
     prov = provenance(device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu"))
     start = time.perf_counter()
     try:
-        return [make_record(r, experiment, preset, prov) for r in train_population(configs, device)]
+        saved = progress_path(experiment, preset, [run_id(c) for c in configs])
+        return [make_record(r, experiment, preset, prov) for r in train_population(configs, device, saved)]
     except Exception:  # a run that raises is recorded, not lost, and the sweep goes on
         wall = (time.perf_counter() - start) / len(configs)
         return failed_records(configs, experiment, preset, traceback.format_exc(limit=20),

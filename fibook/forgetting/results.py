@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -56,6 +57,14 @@ class ResultsBusyError(ResultsError):
 def results_path(name: str, preset: str) -> Path:
     """``data/results/NAME/PRESET.jsonl`` (under ``$FIBOOK_DATA`` when set)."""
     return results_dir() / name / f"{get_preset(preset).name}.jsonl"
+
+
+def progress_path(name: str, preset: str, ids: list[str]) -> Path:
+    """Where a group of runs of experiment ``name`` at ``preset`` keeps its state while it trains
+    (:mod:`fibook.forgetting.progress`): ``data/results/NAME/PRESET.progress/KEY.pt`` beside the results file, KEY
+    the run's id, or for a fused population the first 16 hex digits of the SHA-256 of its ids joined by commas."""
+    key = ids[0] if len(ids) == 1 else hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]
+    return results_dir() / name / f"{get_preset(preset).name}.progress" / f"{key}.pt"
 
 
 def rejected_path(path: Path) -> Path:

@@ -2,9 +2,10 @@
 
 ``run_sweep(name, preset)`` trains every run of the experiment that its results file does not hold yet and
 appends each finished run as soon as it is done; interrupted at any point, a rerun picks up exactly the runs
-that are missing. A run finished under another experiment of the same scale (same config, same id) is copied
-instead of retrained. Divergence is a result (``diverged``); an exception inside a run is recorded as
-``failed`` with its traceback, the sweep goes on, and a rerun tries that run again.
+that are missing, and a run stopped part way resumes from its last saved epoch (:mod:`fibook.forgetting.progress`).
+A run finished under another experiment of the same scale (same config, same id) is copied instead of retrained.
+Divergence is a result (``diverged``); an exception inside a run is recorded as ``failed`` with its traceback, the
+sweep goes on, and a rerun tries that run again.
 
 Parallelism: ``workers=1`` trains in this process; more workers, or a ``cluster`` address, use Dask distributed
 (:mod:`fibook.forgetting.cluster`, which trains each group of runs and checks every worker of a cluster before it
@@ -34,6 +35,7 @@ from fibook.forgetting.records import Record
 from fibook.forgetting.train import FUSABLE, TrainConfig, dataset
 from fibook.presets import get_preset
 
+DEFAULT_POPULATION = 16  # the largest fused population unless a sweep is told otherwise
 MAX_WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -114,7 +116,7 @@ def check_data(configs: list[TrainConfig]) -> None:
 
 
 def run_sweep(name: str, preset: str, workers: int = 1, device: str = "auto",
-              cluster: str | None = None, fuse: bool = False, max_population: int = 16,
+              cluster: str | None = None, fuse: bool = False, max_population: int = DEFAULT_POPULATION,
               progress: bool = True, worker_timeout: float = WORKER_TIMEOUT) -> dict[str, int]:
     """Run what is missing of experiment ``name`` at ``preset``; returns counts by status of this call's runs.
 
@@ -169,18 +171,21 @@ def run_sweep(name: str, preset: str, workers: int = 1, device: str = "auto",
 
 def status(name: str, preset: str, workers: int = 1, fuse: bool = False,
            device: str = "auto") -> dict[str, object]:
-    """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``; at the precision a sweep on
-    ``device`` runs, :func:`plan`), and the time left at ``workers`` parallel workers, estimated from the median
-    wall time of the finished runs."""
+    """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``, in populations of
+    ``DEFAULT_POPULATION``; at the precision a sweep on ``device`` runs, :func:`plan`), how many remaining runs are
+    part-trained (a sweep resumes them where they stopped), and the time left at ``workers`` parallel workers,
+    estimated from the median wall time of the finished runs (a part-trained run counted whole)."""
     p = plan(name, preset, fuse, device)
     finished = list(p.done.values())
     walls = [r.provenance["wall_seconds"] for r in finished if "wall_seconds" in r.provenance]
     remaining = len(p.pending) + len(p.reusable)
     eta = statistics.median(walls) * len(p.pending) / workers if walls else None
+    part = sum(len(g) for g in group_runs(p.pending, DEFAULT_POPULATION)
+               if results.progress_path(p.experiment, p.preset, [run_id(c) for c in g]).exists())
     return {
         "experiment": p.experiment, "preset": p.preset, "total": p.total,
         "ok": sum(r.status == "ok" for r in finished),
         "diverged": sum(r.status == "diverged" for r in finished),
-        "failed": len(p.failed), "remaining": remaining, "reusable": len(p.reusable),
+        "failed": len(p.failed), "remaining": remaining, "reusable": len(p.reusable), "part_trained": part,
         "eta_seconds": eta, "path": str(results.results_path(p.experiment, p.preset)),
     }

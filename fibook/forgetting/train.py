@@ -11,6 +11,9 @@ the training split; the training run itself is untouched by this).
 
 A run is ``diverged`` when an epoch's mean training loss is non-finite or exceeds ``DIVERGENCE_FACTOR`` times
 max(initial training loss, ln C): training stops there and the run is recorded; it never raises.
+
+Given a ``progress`` file, training saves its state there as it goes and resumes from it when stopped part way,
+with the numbers it would have had uninterrupted (:mod:`fibook.forgetting.progress`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 
@@ -39,6 +43,7 @@ from fibook.forgetting.models import (
     weight_snapshot,
 )
 from fibook.forgetting.optimizers import make_optimizer
+from fibook.forgetting.progress import Progress
 from fibook.forgetting.schedules import SCHEDULES
 from fibook.forgetting.splits import DatasetSplits
 
@@ -181,7 +186,8 @@ def train_step(block: _Block, xb: torch.Tensor, yb: torch.Tensor, bf16: bool) ->
     return losses.detach()
 
 
-def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto") -> list[RunResult]:
+def train_population(configs: list[TrainConfig], device: str | torch.device | None = "auto",
+                     progress: str | os.PathLike | None = None) -> list[RunResult]:
     """Train runs that differ only in sigma_w and seed in one loop, one network each (``fused=False``: the
     reference) or all as one fused network (``fused=True``, :mod:`fibook.forgetting.fused`); return their results
     in order, each with its config at the precision it ran at (``auto`` resolved by :func:`resolve_precision`).
@@ -189,12 +195,16 @@ def train_population(configs: list[TrainConfig], device: str | torch.device | No
     Each run keeps its own data order (its seed), BatchNorm statistics, optimizer state, history and status;
     a diverged run stops being recorded while the others go on. Training runs under :func:`device_settings`:
     on the CPU on one thread, whatever the caller's thread count.
+
+    ``progress``, a file path, saves the population's state there as it trains and resumes from it when it holds
+    these runs part-trained (:mod:`fibook.forgetting.progress`: the same numbers as uninterrupted); the file is
+    removed when they finish.
     """
     check_population(configs)
     dev = resolve_device(device)
     configs = [replace(c, precision=resolve_precision(c.precision, dev)) for c in configs]
     with device_settings(dev):
-        return _train_population(configs, dev)
+        return _train_population(configs, dev, Progress(progress, configs))
 
 
 def population_batches(configs: list[TrainConfig], ds: DatasetSplits,
@@ -316,7 +326,7 @@ def train_epoch(epoch: int, runs: list[RunState], blocks: list[_Block], train_ba
     return (loss_sums / len(train_batches[0])).tolist()
 
 
-def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[RunResult]:
+def _train_population(configs: list[TrainConfig], dev: torch.device, progress: Progress) -> list[RunResult]:
     start = time.perf_counter()
     c = configs[0]
     bf16 = c.precision == "bf16"
@@ -327,18 +337,22 @@ def _train_population(configs: list[TrainConfig], dev: torch.device) -> list[Run
     runs = [RunState(r) for r in configs]
     lrs: list[float] = []
     inits = [weight_snapshot(b.inner) for b in blocks]
-    record_epoch(0, runs, blocks, inits, evals, lrs, bf16)
     layer_names = [name for name, _ in weight_layers(blocks[0].inner)]
-    for run in runs:
-        run.set_loss_limit(len(ds.classes))
-    for epoch in range(1, c.epochs + 1):
+    first, before = progress.restore(dev, blocks, inits, runs, lrs) or (0, 0.0)
+    if first == 0:
+        record_epoch(0, runs, blocks, inits, evals, lrs, bf16)
+        for run in runs:
+            run.set_loss_limit(len(ds.classes))
+    for epoch in range(first + 1, c.epochs + 1):
         mean_losses = train_epoch(epoch, runs, blocks, train_batches, lrs, total_steps, bf16)
         for run, mean_loss in zip(runs, mean_losses, strict=True):
             run.check_divergence(epoch, mean_loss, len(lrs))
         if not any(run.live for run in runs):
             break
         record_epoch(epoch, runs, blocks, inits, evals, lrs, bf16)
-    wall = time.perf_counter() - start
+        progress.save(epoch, blocks, inits, runs, lrs, before + time.perf_counter() - start)
+    wall = before + time.perf_counter() - start
+    progress.finish()
     return [run.result(lrs, layer_names, wall / len(configs), str(dev)) for run in runs]
 
 

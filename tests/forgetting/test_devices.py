@@ -80,7 +80,7 @@ def test_batchnorm_computes_in_fp32_under_bf16_autocast(device):
 @pytest.mark.slow
 def test_training_on_cuda_autotunes_convolutions_and_restores_the_setting(monkeypatch):
     seen = []
-    monkeypatch.setattr(train, "_train_population", lambda configs, dev: seen.append(
+    monkeypatch.setattr(train, "_train_population", lambda configs, dev, progress: seen.append(
         (dev.type, torch.backends.cudnn.benchmark, torch.get_num_threads())))
     before = torch.backends.cudnn.benchmark
     try:

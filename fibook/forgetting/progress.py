@@ -1,0 +1,115 @@
+"""A population's training state saved part way, so that a run stopped mid-way (a machine switched off, a killed
+worker, Ctrl-C) resumes from its last saved epoch instead of from epoch 0, with the numbers it would have had
+uninterrupted (on the CPU bit for bit; ``tests/forgetting/test_progress.py``).
+
+A :class:`Progress` file holds everything the next epoch depends on: the networks' weights and BatchNorm
+statistics, the optimizers' states, the weights at initialization (the geometry to the initialization is measured
+from them), each run's history and status, the learning rate of every step taken, and the training seconds spent.
+The data order needs nothing: an epoch's draws depend on (seed, epoch) only
+(:func:`fibook.forgetting.batches.epoch_generator`).
+
+:meth:`Progress.save` writes at most once every ``SAVE_SECONDS`` of training, atomically (a temporary file, then a
+rename), so a file is always a whole epoch. :meth:`Progress.load` returns the saved state only when it is of the
+same runs (same configs); a file of other runs, or one that cannot be read, is reported on stderr and training
+starts from epoch 0 (the file is replaced at the next save). The file is removed once the population has finished.
+
+Serves :func:`fibook.forgetting.train.train_population` and, through it, every sweep
+(:func:`fibook.forgetting.results.progress_path` names the file of a group of runs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+SAVE_SECONDS = 120.0  # at most one save per this many seconds of training: a few MB, well under 1 % of the time
+FORMAT = 1  # the layout of a saved state; a file of another layout is not read
+
+
+@dataclass
+class Saved:
+    """What :meth:`Progress.load` returns: the last epoch recorded, each block's network and optimizer state, the
+    weights at initialization per block, each run's state (the fields of
+    :class:`fibook.forgetting.train.RunState` but its config), the learning rate of every step taken, and the
+    training seconds spent before the save."""
+
+    epoch: int
+    nets: list[dict]
+    optimizers: list[dict]
+    inits: list[list[torch.Tensor]]
+    runs: list[dict]
+    lrs: list[float]
+    seconds: float
+
+
+class Progress:
+    """The saved state of the population ``configs`` at ``path`` (None: nothing is saved or read)."""
+
+    def __init__(self, path: str | os.PathLike | None, configs: list, every: float | None = None):
+        self.path = None if path is None else Path(path)
+        self.configs = [c.to_dict() for c in configs]
+        self.every = SAVE_SECONDS if every is None else every
+        self.last = time.perf_counter()
+
+    def load(self, device: torch.device) -> Saved | None:
+        """The state saved for these runs, its tensors on ``device``; None when there is none to resume."""
+        if self.path is None or not self.path.exists():
+            return None
+        try:
+            blob = torch.load(self.path, map_location=device, weights_only=True)
+            ok = blob.get("format") == FORMAT and blob.get("configs") == self.configs
+            why = "it is of other runs or of another layout"
+        except Exception as e:  # noqa: BLE001 - any unreadable file means: train from epoch 0
+            ok, why = False, f"it cannot be read ({type(e).__name__}: {e})"
+        if not ok:
+            print(f"warning: not resuming from {self.path}: {why}; training from epoch 0", file=sys.stderr)
+            return None
+        return Saved(**{f.name: blob[f.name] for f in dataclasses.fields(Saved)})
+
+    def restore(self, device: torch.device, blocks: list, inits: list[list[torch.Tensor]], runs: list,
+                lrs: list[float]) -> tuple[int, float] | None:
+        """Put the saved state into ``blocks`` (networks and optimizers), ``inits``, ``runs`` and ``lrs``, in
+        place; returns (the last epoch recorded, the training seconds spent), or None when there is nothing to
+        resume (nothing is changed then)."""
+        saved = self.load(device)
+        if saved is None:
+            return None
+        for block, net, opt in zip(blocks, saved.nets, saved.optimizers, strict=True):
+            block.net.load_state_dict(net)
+            block.opt.load_state_dict(opt)
+        inits[:] = saved.inits
+        for run, state in zip(runs, saved.runs, strict=True):
+            for name, value in state.items():
+                setattr(run, name, value)
+        lrs[:] = saved.lrs
+        return saved.epoch, saved.seconds
+
+    def save(self, epoch: int, blocks: list, inits: list[list[torch.Tensor]], runs: list, lrs: list[float],
+             seconds: float, force: bool = False) -> bool:
+        """Save the state after ``epoch`` (``blocks`` with ``net`` and ``opt``; ``runs`` the
+        :class:`~fibook.forgetting.train.RunState` of each run) when ``every`` seconds have passed since the last
+        save, or ``force``; returns whether it saved."""
+        if self.path is None or not (force or time.perf_counter() - self.last >= self.every):
+            return False
+        blob = {"format": FORMAT, "configs": self.configs, "epoch": epoch,
+                "nets": [b.net.state_dict() for b in blocks], "optimizers": [b.opt.state_dict() for b in blocks],
+                "inits": inits, "lrs": list(lrs), "seconds": seconds,
+                "runs": [{f.name: getattr(run, f.name) for f in dataclasses.fields(run) if f.name != "config"}
+                         for run in runs]}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        torch.save(blob, tmp)
+        os.replace(tmp, self.path)
+        self.last = time.perf_counter()
+        return True
+
+    def finish(self) -> None:
+        """The population has finished: its saved state is not needed any more."""
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
