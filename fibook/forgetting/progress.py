@@ -28,7 +28,9 @@ from pathlib import Path
 
 import torch
 
-SAVE_SECONDS = 120.0  # at most one save per this many seconds of training: a few MB, well under 1 % of the time
+# at most one save per this many seconds of training; a book-preset Adam run at epoch 400 saves 10 MB in 0.13 s
+# (measured on a 2-core x86 CPU): 0.1 % of its training time
+SAVE_SECONDS = 120.0
 FORMAT = 1  # the layout of a saved state; a file of another layout is not read
 
 
