@@ -46,7 +46,8 @@ def make_record(result: RunResult, experiment: str, preset: str, prov: dict) -> 
     return Record(id=run_id(result.config), experiment=experiment, scale=preset, status=result.status,
                   config=result.config, summary=result.summary, history=result.history,
                   layer_names=result.layer_names, diverged_epoch=result.diverged_epoch,
-                  provenance={**prov, "device": result.device, "wall_seconds": round(result.wall_seconds, 3)})
+                  provenance={**prov, "device": result.device, "wall_seconds": round(result.wall_seconds, 3),
+                              **({"resumed": result.resumed} if result.resumed else {})})
 
 
 def train_group(configs: list[TrainConfig], experiment: str, preset: str, device: str) -> list[Record]:

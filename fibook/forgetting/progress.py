@@ -5,6 +5,8 @@ uninterrupted (on the CPU bit for bit; ``tests/forgetting/test_progress.py``).
 A :class:`Progress` file holds everything the next epoch depends on: the networks' weights and BatchNorm
 statistics, the optimizers' states, the weights at initialization (the geometry to the initialization is measured
 from them), each run's history and status, the learning rate of every step taken, and the training seconds spent.
+It also says which code trained each part (:func:`origin`): a resumed run's record lists the earlier parts
+(``provenance["resumed"]``), since its own provenance is that of the process that finished it.
 The data order needs nothing: an epoch's draws depend on (seed, epoch) only
 (:func:`fibook.forgetting.batches.epoch_generator`).
 
@@ -34,12 +36,22 @@ SAVE_SECONDS = 120.0
 FORMAT = 1  # the layout of a saved state; a file of another layout is not read
 
 
+def origin() -> dict[str, str]:
+    """What trains this part of a run: fibook's version and git commit, torch's version and the CPU."""
+    import fibook
+    from fibook.provenance import cpu_model, git_commit
+
+    return {"fibook_version": fibook.__version__, "git_commit": git_commit(), "torch": str(torch.__version__),
+            "cpu": cpu_model()}
+
+
 @dataclass
 class Saved:
     """What :meth:`Progress.load` returns: the last epoch recorded, each block's network and optimizer state, the
     weights at initialization per block, each run's state (the fields of
     :class:`fibook.forgetting.train.RunState` but its config), the learning rate of every step taken, and the
-    training seconds spent before the save."""
+    training seconds spent before the save, and the parts trained before it (each :func:`origin` with the last
+    epoch it recorded, ``until_epoch``)."""
 
     epoch: int
     nets: list[dict]
@@ -48,6 +60,7 @@ class Saved:
     runs: list[dict]
     lrs: list[float]
     seconds: float
+    parts: list[dict]
 
 
 class Progress:
@@ -58,6 +71,8 @@ class Progress:
         self.configs = [c.to_dict() for c in configs]
         self.every = SAVE_SECONDS if every is None else every
         self.last = time.perf_counter()
+        self.earlier: list[dict] = []  # the parts of these runs trained by earlier processes, once restored
+        self.origin: dict | None = None  # this process's, asked at its first save
 
     def load(self, device: torch.device) -> Saved | None:
         """The state saved for these runs, its tensors on ``device``; None when there is none to resume."""
@@ -90,6 +105,7 @@ class Progress:
             for name, value in state.items():
                 setattr(run, name, value)
         lrs[:] = saved.lrs
+        self.earlier = saved.parts
         return saved.epoch, saved.seconds
 
     def save(self, epoch: int, blocks: list, inits: list[list[torch.Tensor]], runs: list, lrs: list[float],
@@ -99,7 +115,9 @@ class Progress:
         save, or ``force``; returns whether it saved."""
         if self.path is None or not (force or time.perf_counter() - self.last >= self.every):
             return False
+        self.origin = self.origin or origin()
         blob = {"format": FORMAT, "configs": self.configs, "epoch": epoch,
+                "parts": [*self.earlier, {**self.origin, "until_epoch": epoch}],
                 "nets": [b.net.state_dict() for b in blocks], "optimizers": [b.opt.state_dict() for b in blocks],
                 "inits": inits, "lrs": list(lrs), "seconds": seconds,
                 "runs": [{f.name: getattr(run, f.name) for f in dataclasses.fields(run) if f.name != "config"}

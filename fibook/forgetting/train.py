@@ -107,7 +107,8 @@ class TrainConfig:
 
 @dataclass
 class RunResult:
-    """One finished run: its config, status (``ok`` or ``diverged``), per-epoch history and summary."""
+    """One finished run: its config, status (``ok`` or ``diverged``), per-epoch history and summary; ``resumed``
+    lists the parts of it that earlier processes trained, when it was resumed (:mod:`fibook.forgetting.progress`)."""
 
     config: TrainConfig
     status: str
@@ -117,6 +118,7 @@ class RunResult:
     wall_seconds: float
     device: str
     diverged_epoch: int | None = None
+    resumed: list[dict] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=2)
@@ -353,7 +355,8 @@ def _train_population(configs: list[TrainConfig], dev: torch.device, progress: P
         progress.save(epoch, blocks, inits, runs, lrs, before + time.perf_counter() - start)
     wall = before + time.perf_counter() - start
     progress.finish()
-    return [run.result(lrs, layer_names, wall / len(configs), str(dev)) for run in runs]
+    return [replace(run.result(lrs, layer_names, wall / len(configs), str(dev)), resumed=progress.earlier)
+            for run in runs]
 
 
 def train(config: TrainConfig, device: str | torch.device | None = "auto") -> RunResult:

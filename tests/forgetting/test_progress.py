@@ -75,6 +75,8 @@ def test_a_stopped_run_resumes_with_the_numbers_of_an_uninterrupted_one(random_d
     resumed = train_population(configs, "cpu", path)
     assert all(same(a, b) for a, b in zip(whole, resumed, strict=True))
     assert not path.exists()  # finished: nothing left to resume
+    assert whole[0].resumed == [] and [p["until_epoch"] for p in resumed[0].resumed] == [stopped_at]
+    assert resumed[0].resumed[0]["torch"] == torch.__version__
 
 
 def test_a_run_diverged_before_the_stop_stays_diverged(random_data, monkeypatch, tmp_path):
@@ -143,6 +145,7 @@ def test_a_sweep_stopped_mid_run_resumes_it(store, monkeypatch):
     (record,) = [r for r in results.read_records(results.results_path("sgd_remembers", "smoke"))
                  if r.id == run_id(first)]
     assert record.history == train_population([first], "cpu")[0].history
+    assert [p["until_epoch"] for p in record.provenance["resumed"]] == [first.epochs - 1]
 
 
 def test_groups_of_runs_keep_apart():
