@@ -10,8 +10,9 @@ It also says which code trained each part (:func:`origin`): a resumed run's reco
 The data order needs nothing: an epoch's draws depend on (seed, epoch) only
 (:func:`fibook.forgetting.batches.epoch_generator`).
 
-:meth:`Progress.save` writes at most once every ``SAVE_SECONDS`` of training, atomically (a temporary file, then a
-rename), so a file is always a whole epoch. :meth:`Progress.load` returns the saved state only when it is of the
+:meth:`Progress.save` writes after an epoch once ``SAVE_SECONDS`` of training have passed since the last save (and
+never more than ``MAX_SHARE`` of the time), atomically (a temporary file, then a rename), so a file is always a whole
+epoch. :meth:`Progress.load` returns the saved state only when it is of the
 same runs (same configs); a file of other runs, or one that cannot be read, is reported on stderr and training
 starts from epoch 0 (the file is replaced at the next save). The file is removed once the population has finished.
 
@@ -30,9 +31,11 @@ from pathlib import Path
 
 import torch
 
-# at most one save per this many seconds of training; a book-preset Adam run at epoch 400 saves 10 MB in 0.13 s
-# (measured on a 2-core x86 CPU): 0.1 % of its training time
+# Saves are at least SAVE_SECONDS of training apart, and at least 1 / MAX_SHARE times the last save's duration, so
+# saving never takes more than MAX_SHARE of the time (a large fused population on a GPU saves GBs). A book-preset
+# Adam run at epoch 400 saves 10 MB in 0.13 s (measured on a 2-core x86 CPU): 0.1 % of its training time.
 SAVE_SECONDS = 120.0
+MAX_SHARE = 0.01
 FORMAT = 1  # the layout of a saved state; a file of another layout is not read
 
 
@@ -66,11 +69,10 @@ class Saved:
 class Progress:
     """The saved state of the population ``configs`` at ``path`` (None: nothing is saved or read)."""
 
-    def __init__(self, path: str | os.PathLike | None, configs: list, every: float | None = None):
+    def __init__(self, path: str | os.PathLike | None, configs: list):
         self.path = None if path is None else Path(path)
         self.configs = [c.to_dict() for c in configs]
-        self.every = SAVE_SECONDS if every is None else every
-        self.last = time.perf_counter()
+        self.last, self.wait = time.perf_counter(), SAVE_SECONDS
         self.earlier: list[dict] = []  # the parts of these runs trained by earlier processes, once restored
         self.origin: dict | None = None  # this process's, asked at its first save
 
@@ -109,11 +111,12 @@ class Progress:
         return saved.epoch, saved.seconds
 
     def save(self, epoch: int, blocks: list, inits: list[list[torch.Tensor]], runs: list, lrs: list[float],
-             seconds: float, force: bool = False) -> bool:
+             seconds: float) -> bool:
         """Save the state after ``epoch`` (``blocks`` with ``net`` and ``opt``; ``runs`` the
-        :class:`~fibook.forgetting.train.RunState` of each run) when ``every`` seconds have passed since the last
-        save, or ``force``; returns whether it saved."""
-        if self.path is None or not (force or time.perf_counter() - self.last >= self.every):
+        :class:`~fibook.forgetting.train.RunState` of each run) when a save is due (see ``SAVE_SECONDS``,
+        ``MAX_SHARE``); returns whether it saved."""
+        start = time.perf_counter()
+        if self.path is None or start - self.last < self.wait:
             return False
         self.origin = self.origin or origin()
         blob = {"format": FORMAT, "configs": self.configs, "epoch": epoch,
@@ -127,6 +130,7 @@ class Progress:
         torch.save(blob, tmp)
         os.replace(tmp, self.path)
         self.last = time.perf_counter()
+        self.wait = max(SAVE_SECONDS, (self.last - start) / MAX_SHARE)
         return True
 
     def finish(self) -> None:

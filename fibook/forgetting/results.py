@@ -64,7 +64,12 @@ def progress_path(name: str, preset: str, ids: list[str]) -> Path:
     (:mod:`fibook.forgetting.progress`): ``data/results/NAME/PRESET.progress/KEY.pt`` beside the results file, KEY
     the run's id, or for a fused population the first 16 hex digits of the SHA-256 of its ids joined by commas."""
     key = ids[0] if len(ids) == 1 else hashlib.sha256(",".join(ids).encode()).hexdigest()[:16]
-    return results_dir() / name / f"{get_preset(preset).name}.progress" / f"{key}.pt"
+    return progress_dir(name, preset) / f"{key}.pt"
+
+
+def progress_dir(name: str, preset: str) -> Path:
+    """The folder of the part-trained states of experiment ``name`` at ``preset`` (:func:`progress_path`)."""
+    return results_dir() / name / f"{get_preset(preset).name}.progress"
 
 
 def rejected_path(path: Path) -> Path:

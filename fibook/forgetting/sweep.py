@@ -25,6 +25,7 @@ import os
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from fibook.checks import whole
 from fibook.forgetting import results
@@ -153,6 +154,7 @@ def run_sweep(name: str, preset: str, workers: int = 1, device: str = "auto",
         for record in p.reusable.values():
             counts["reused"] += appender.append(dataclasses.replace(record, experiment=p.experiment))
         groups = group_runs(p.pending, max_population)
+        prune_progress(p.experiment, p.preset, groups)
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(p.pending), desc=f"{p.experiment} [{p.preset}]", unit="run", disable=not progress)
@@ -167,6 +169,18 @@ def run_sweep(name: str, preset: str, workers: int = 1, device: str = "auto",
         finally:
             bar.close()
     return counts
+
+
+def prune_progress(name: str, preset: str, groups: list[list[TrainConfig]]) -> list[Path]:
+    """Remove the saved states of experiment ``name`` at ``preset`` that no group of ``groups`` (what a sweep is
+    about to train) would resume: of runs finished since, or grouped otherwise (another ``--fuse`` or
+    ``max_population``), and half-written ``.tmp`` files. Returns the paths removed."""
+    keep = {results.progress_path(name, preset, [run_id(c) for c in g]) for g in groups}
+    folder = results.progress_dir(name, preset)
+    stale = [f for f in (sorted(folder.iterdir()) if folder.is_dir() else []) if f.is_file() and f not in keep]
+    for f in stale:
+        f.unlink()
+    return stale
 
 
 def status(name: str, preset: str, workers: int = 1, fuse: bool = False,

@@ -2,6 +2,7 @@
 (fibook.forgetting.progress, through fibook.forgetting.train.train_population and a sweep)."""
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -25,6 +26,7 @@ def random_data(monkeypatch):
     ds = random_splits()
     monkeypatch.setattr(train, "dataset", lambda name: ds)
     monkeypatch.setattr(progress, "SAVE_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "MAX_SHARE", math.inf)
     return ds
 
 
@@ -106,6 +108,16 @@ def test_saves_wait_for_their_interval(random_data, monkeypatch, tmp_path):
     resume()
 
 
+def test_saving_takes_at_most_its_share_of_the_time(random_data, monkeypatch, tmp_path):
+    monkeypatch.setattr(progress, "MAX_SHARE", 1e-9)  # the first save then postpones the next beyond this test
+    resume = stop_before(monkeypatch, 4)
+    with pytest.raises(Stopped):
+        train_population([tiny(epochs=4)], "cpu", tmp_path / "state.pt")
+    resume()
+    resolved = [dataclasses.replace(tiny(epochs=4), precision=auto_precision("cpu"))]
+    assert progress.Progress(tmp_path / "state.pt", resolved).load(torch.device("cpu")).epoch == 1
+
+
 @pytest.mark.parametrize("bad", ["other runs", "garbage"])
 def test_a_file_of_other_runs_or_unreadable_is_not_resumed(random_data, monkeypatch, tmp_path, capsys, bad):
     path = tmp_path / "state.pt"
@@ -123,6 +135,7 @@ def test_a_file_of_other_runs_or_unreadable_is_not_resumed(random_data, monkeypa
 @pytest.mark.fmnist
 def test_a_sweep_stopped_mid_run_resumes_it(store, monkeypatch):
     monkeypatch.setattr(progress, "SAVE_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "MAX_SHARE", math.inf)
     configs = runs("sgd_remembers", "smoke", device="cpu")
     first = configs[0]
     path = results.progress_path("sgd_remembers", "smoke", [run_id(first)])
@@ -146,6 +159,20 @@ def test_a_sweep_stopped_mid_run_resumes_it(store, monkeypatch):
                  if r.id == run_id(first)]
     assert record.history == train_population([first], "cpu")[0].history
     assert [p["until_epoch"] for p in record.provenance["resumed"]] == [first.epochs - 1]
+
+
+def test_a_sweep_removes_the_states_nothing_would_resume(store):
+    configs = runs("sgd_remembers", "smoke", device="cpu")
+    groups = sweep.group_runs(configs, 16)
+    wanted = results.progress_path("sgd_remembers", "smoke", [run_id(configs[0])])
+    stale = [results.progress_path("sgd_remembers", "smoke", [run_id(c) for c in configs]),  # fused otherwise
+             results.progress_path("sgd_remembers", "smoke", ["0" * 16]), wanted.with_name(wanted.name + ".tmp")]
+    for f in [wanted, *stale]:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"state")
+    assert sorted(sweep.prune_progress("sgd_remembers", "smoke", groups)) == sorted(stale)
+    assert sorted(wanted.parent.iterdir()) == [wanted]
+    assert sweep.prune_progress("optimizers", "smoke", groups) == []  # no folder: nothing to do
 
 
 def test_groups_of_runs_keep_apart():
