@@ -14,11 +14,11 @@ import torch
 from scipy import stats as scipy_stats
 
 from fibook.forgetting import metrics
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.evaluation import Summary
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.records import Record
 from fibook.forgetting.splits import DatasetSplits, Split
-from fibook.forgetting.train import TrainConfig
 from fibook.layerwise.scheduler import ScheduleRun
 
 COLLAPSED_LOSS = 5.0  # the train loss of a run at the epoch it fell out of its fit (far above ln 10)

@@ -32,9 +32,9 @@ from fibook import stats
 from fibook.forgetting import metrics
 from fibook.forgetting.checkpoints import Checkpoint, Stability, checkpoint, last_epochs_acc, stability
 from fibook.forgetting.clocks import clock_key, effective_lr, forgetting_clock, heavy_ball_momentum, sgd_with_l2
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.optimizers import get_optimizer
 from fibook.forgetting.records import Record
-from fibook.forgetting.train import TrainConfig
 
 ARM_FIELDS = ("dataset", "arch", "width", "optimizer", "lr", "weight_decay", "batch_size", "epochs", "n_train",
               "precision", "augment", "schedule", "fused")

@@ -17,8 +17,8 @@ clock column of the arms tables of ``optimizers``, ``time_lr_l2_batch`` and ``de
 
 from __future__ import annotations
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.optimizers import get_optimizer
-from fibook.forgetting.train import TrainConfig
 
 
 def sgd_with_l2(config: TrainConfig) -> bool:

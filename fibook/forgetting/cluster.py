@@ -28,11 +28,13 @@ from concurrent.futures import CancelledError
 
 import torch
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.devices import check_device, resolve_device, resolve_precision
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.records import Record
 from fibook.forgetting.results import progress_path
-from fibook.forgetting.train import RunResult, TrainConfig, train_population
+from fibook.forgetting.run_state import RunResult
+from fibook.forgetting.train import train_population
 from fibook.provenance import provenance
 
 WORKER_TIMEOUT = 60.0  # seconds to wait for a scheduler to answer and for its first worker to join

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 from fibook.forgetting.arms import Arm, arm_of, direction_kept
 from fibook.forgetting.clocks import sgd_with_l2
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.experiments import grids
 from fibook.forgetting.loading import pooled_arms
 from fibook.forgetting.noise import NoiseFloor, SpreadEstimate, spread_estimate
 from fibook.forgetting.optimizers import get_optimizer
-from fibook.forgetting.train import TrainConfig
 from fibook.presets import get_preset
 
 

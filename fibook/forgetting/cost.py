@@ -18,12 +18,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.devices import device_settings, forward_logits, resolve_device
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
 from fibook.forgetting.models import build_model
 from fibook.forgetting.splits import split_sizes
 from fibook.forgetting.sweep import plan
-from fibook.forgetting.train import TrainConfig, build_blocks, train_step
+from fibook.forgetting.train import build_blocks, train_step
 from fibook.presets import get_preset
 
 IMAGE_SHAPES = {"fashion_mnist": (1, 28), "cifar10": (3, 32)}

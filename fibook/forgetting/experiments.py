@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 import torch
 
+from fibook.forgetting.config import FUSABLE, TrainConfig
 from fibook.forgetting.devices import resolve_device, resolve_precision
 from fibook.forgetting.metrics import forgetting_clocks
 from fibook.forgetting.schedules import SCHEDULES
 from fibook.forgetting.splits import train_split_size
-from fibook.forgetting.train import FUSABLE, TrainConfig
 from fibook.presets import ForgettingPreset, Preset, get_preset
 
 CIFAR_RESNET_WIDTH = 16  # He et al.'s first-stage width; ResNet-9's width comes from the preset

@@ -52,7 +52,7 @@ def origin() -> dict[str, str]:
 class Saved:
     """What :meth:`Progress.load` returns: the last epoch recorded, each block's network and optimizer state, the
     weights at initialization per block, each run's state (the fields of
-    :class:`fibook.forgetting.train.RunState` but its config), the learning rate of every step taken, and the
+    :class:`fibook.forgetting.run_state.RunState` but its config), the learning rate of every step taken, and the
     training seconds spent before the save, and the parts trained before it (each :func:`origin` with the last
     epoch it recorded, ``until_epoch``)."""
 
@@ -113,7 +113,7 @@ class Progress:
     def save(self, epoch: int, blocks: list, inits: list[list[torch.Tensor]], runs: list, lrs: list[float],
              seconds: float) -> bool:
         """Save the state after ``epoch`` (``blocks`` with ``net`` and ``opt``; ``runs`` the
-        :class:`~fibook.forgetting.train.RunState` of each run) when a save is due (see ``SAVE_SECONDS``,
+        :class:`~fibook.forgetting.run_state.RunState` of each run) when a save is due (see ``SAVE_SECONDS``,
         ``MAX_SHARE``); returns whether it saved."""
         start = time.perf_counter()
         if self.path is None or start - self.last < self.wait:

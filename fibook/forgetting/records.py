@@ -3,7 +3,7 @@ passes when it is read.
 
 A line is one :class:`Record` as JSON (its fields, in that order; the book's appendix "Results files" lists them,
 and a test checks that it lists exactly these): ``id`` (the hash of the config), ``experiment``, ``scale``,
-``status`` (``ok`` | ``diverged`` | ``failed``), ``config`` (a :class:`fibook.forgetting.train.TrainConfig`),
+``status`` (``ok`` | ``diverged`` | ``failed``), ``config`` (a :class:`fibook.forgetting.config.TrainConfig`),
 ``summary`` (a :class:`fibook.forgetting.evaluation.Summary`), ``history`` (per-epoch lists, epoch 0 being the
 initialization), ``layer_names``, ``diverged_epoch``, ``provenance`` (fibook version and git commit, torch version,
 device and CPU/GPU model, wall seconds, date) and, for failed runs instead of summary, history, layer_names and
@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.evaluation import Summary
 from fibook.forgetting.experiments import run_id
 from fibook.forgetting.record_schema import check_fields
-from fibook.forgetting.train import TrainConfig
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.experiments import get_experiment
 from fibook.forgetting.record_schema import STATUSES, decode
 from fibook.forgetting.records import Record
-from fibook.forgetting.train import TrainConfig
 from fibook.paths import results_dir
 from fibook.presets import get_preset
 

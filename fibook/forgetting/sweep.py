@@ -30,10 +30,11 @@ from pathlib import Path
 from fibook.checks import whole
 from fibook.forgetting import results
 from fibook.forgetting.cluster import WORKER_TIMEOUT, check_workers, connect, distributed_quiet, execute
+from fibook.forgetting.config import FUSABLE, TrainConfig
 from fibook.forgetting.devices import check_device
 from fibook.forgetting.experiments import EXPERIMENTS, get_experiment, run_id, runs
 from fibook.forgetting.records import Record
-from fibook.forgetting.train import FUSABLE, TrainConfig, dataset
+from fibook.forgetting.train import dataset
 from fibook.presets import get_preset
 
 DEFAULT_POPULATION = 16  # the largest fused population unless a sweep is told otherwise

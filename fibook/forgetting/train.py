@@ -9,8 +9,8 @@ sum eta^2 / b and lambda sum eta over the optimizer steps taken; its summary is 
 :mod:`fibook.forgetting.evaluation`, which also scores every epoch (epoch 0 on BatchNorm statistics estimated on
 the training split; the training run itself is untouched by this).
 
-A run is ``diverged`` when an epoch's mean training loss is non-finite or exceeds ``DIVERGENCE_FACTOR`` times
-max(initial training loss, ln C): training stops there and the run is recorded; it never raises.
+A run's state as it trains and its result are :mod:`fibook.forgetting.run_state`'s; a run that diverges is recorded
+as ``diverged``, never raised.
 
 Given a ``progress`` file, training saves its state there as it goes and resumes from it when stopped part way,
 with the numbers it would have had uninterrupted (:mod:`fibook.forgetting.progress`).
@@ -19,21 +19,19 @@ with the numbers it would have had uninterrupted (:mod:`fibook.forgetting.progre
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 import os
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
 
-from fibook.checks import whole
 from fibook.forgetting import fused, metrics
 from fibook.forgetting.batches import Batches
+from fibook.forgetting.config import FUSABLE, TrainConfig
 from fibook.forgetting.data import load_dataset
-from fibook.forgetting.devices import PRECISIONS, device_settings, forward_logits, resolve_device, resolve_precision
-from fibook.forgetting.evaluation import EVAL_BATCH, Summary, evaluate, recalibrated_copy, summarize
+from fibook.forgetting.devices import device_settings, forward_logits, resolve_device, resolve_precision
+from fibook.forgetting.evaluation import EVAL_BATCH, evaluate, recalibrated_copy
 from fibook.forgetting.models import (
     build_model,
     init_sigma_w_,
@@ -44,81 +42,9 @@ from fibook.forgetting.models import (
 )
 from fibook.forgetting.optimizers import make_optimizer
 from fibook.forgetting.progress import Progress
+from fibook.forgetting.run_state import RunResult, RunState
 from fibook.forgetting.schedules import SCHEDULES
 from fibook.forgetting.splits import DatasetSplits
-
-DIVERGENCE_FACTOR = 1e3
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that defines a run. Sizes ``n_train``/``n_val``/``n_test`` take the stratified first N images
-    of each split (None: the whole split); ``precision`` ``bf16`` is bf16 autocast + channels_last, ``fp64`` is
-    for checks, ``auto`` is the one that is fast on the training device (:func:`auto_precision`; a trained run's
-    config records the precision it ran at); ``options`` go to the optimizer (e.g. ``{"adam_lr": 1e-3}``);
-    ``fused`` runs train as one network with the others of their population (:mod:`fibook.forgetting.fused`),
-    whose fp32 sums run in another order: a fused run is a run of its own, with its own id."""
-
-    dataset: str = "fashion_mnist"
-    arch: str = "resnet9"
-    width: int = 16
-    sigma_w: float = 1.0
-    optimizer: str = "sgd"
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    batch_size: int = 128
-    epochs: int = 10
-    seed: int = 0
-    n_train: int | None = None
-    n_val: int | None = None
-    n_test: int | None = None
-    augment: str = "none"
-    schedule: str = "constant"
-    precision: str = "auto"
-    options: dict = field(default_factory=dict)
-    fused: bool = False
-
-    def __post_init__(self):
-        for name in ("dataset", "arch", "optimizer", "augment", "schedule", "precision"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {self.schedule!r}; choose one of: {', '.join(SCHEDULES)}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {self.precision!r}; choose one of: {', '.join(PRECISIONS)}")
-        for name, least in (("width", 1), ("batch_size", 1), ("epochs", 1), ("seed", 0)):
-            whole(name, getattr(self, name), least)
-        for name in ("n_train", "n_val", "n_test"):
-            if getattr(self, name) is not None:
-                whole(name, getattr(self, name), 1, "or None (the whole split)")
-        for name, positive in (("sigma_w", True), ("lr", True), ("weight_decay", False)):
-            value = getattr(self, name)
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-            if not ok or value < 0 or (positive and value == 0):
-                raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
-        if not isinstance(self.options, dict):
-            raise ValueError(f"options must be a dict of optimizer keyword arguments, got {self.options!r}")
-        if not isinstance(self.fused, bool):
-            raise ValueError(f"fused must be True or False, got {self.fused!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class RunResult:
-    """One finished run: its config, status (``ok`` or ``diverged``), per-epoch history and summary; ``resumed``
-    lists the parts of it that earlier processes trained, when it was resumed (:mod:`fibook.forgetting.progress`)."""
-
-    config: TrainConfig
-    status: str
-    history: dict[str, list]
-    layer_names: list[str]
-    summary: Summary
-    wall_seconds: float
-    device: str
-    diverged_epoch: int | None = None
-    resumed: list[dict] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=2)
@@ -127,7 +53,6 @@ def dataset(name: str) -> DatasetSplits:
     return load_dataset(name)
 
 
-FUSABLE = ("sigma_w", "seed")
 
 
 def check_population(configs: list[TrainConfig]) -> None:
@@ -224,71 +149,6 @@ def population_batches(configs: list[TrainConfig], ds: DatasetSplits,
     return train_batches, evals
 
 
-HISTORY_KEYS = ("epoch", "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc", "weight_norm",
-                "layer_norms", "init_distance", "init_cosine", "layer_distance", "layer_cosine", "steps", "T_SGD",
-                "T_L2", "T_adapt")
-
-
-@dataclass
-class RunState:
-    """One run of a population while it trains: its config, its history so far (:data:`HISTORY_KEYS`), its
-    status (``ok`` or ``diverged``), and once it has diverged, the epoch and the optimizer steps taken by then.
-    ``loss_limit`` is the mean training loss above which it counts as diverged (set once epoch 0 is recorded).
-    Its network and optimizer are those of the :class:`_Block` that holds it (one block may hold several runs)."""
-
-    config: TrainConfig
-    history: dict[str, list] = field(default_factory=lambda: {k: [] for k in HISTORY_KEYS})
-    status: str = "ok"
-    diverged_epoch: int | None = None
-    steps_taken: int | None = None
-    loss_limit: float = math.inf
-
-    @property
-    def live(self) -> bool:
-        """Still training and recorded."""
-        return self.status == "ok"
-
-    def set_loss_limit(self, classes: int) -> None:
-        """``DIVERGENCE_FACTOR`` times max(the training loss at epoch 0, ln ``classes``)."""
-        self.loss_limit = DIVERGENCE_FACTOR * max(self.history["train_loss"][0], math.log(classes))
-
-    def record(self, epoch: int, scores: dict[str, tuple[float, float]], norms: dict[str, float], geometry: dict,
-               steps: int, clocks: dict[str, float]) -> None:
-        """Append one epoch: (loss, accuracy) per evaluation split, the weight norms by layer with their
-        ``total``, the geometry to the initialization (:func:`fibook.forgetting.models.member_init_geometry`),
-        and the optimizer steps and clocks up to here."""
-        h = self.history
-        h["epoch"].append(epoch)
-        for name, (loss, acc) in scores.items():
-            h[f"{name}_loss"].append(loss)
-            h[f"{name}_acc"].append(acc)
-        h["weight_norm"].append(norms["total"])
-        h["layer_norms"].append([v for name, v in norms.items() if name != "total"])
-        h["init_distance"].append(geometry["total_distance"])
-        h["init_cosine"].append(geometry["total_cosine"])
-        h["layer_distance"].append(geometry["distance"])
-        h["layer_cosine"].append(geometry["cosine"])
-        h["steps"].append(steps)
-        for key, value in clocks.items():
-            h[key].append(value)
-
-    def check_divergence(self, epoch: int, mean_loss: float, steps: int) -> None:
-        """Mark the run diverged at ``epoch`` (after ``steps`` optimizer steps) when its mean training loss there
-        is non-finite or above ``loss_limit``."""
-        if self.live and not (math.isfinite(mean_loss) and mean_loss <= self.loss_limit):
-            self.status, self.diverged_epoch, self.steps_taken = "diverged", epoch, steps
-
-    def result(self, lrs: list[float], layer_names: list[str], wall_seconds: float, device: str) -> RunResult:
-        """The finished run; ``lrs`` are the learning rates of all the population's steps, of which it took the
-        first ``steps_taken`` (all of them if it never diverged)."""
-        c = self.config
-        steps = len(lrs) if self.steps_taken is None else self.steps_taken
-        clocks = metrics.forgetting_clocks(lrs[:steps], c.batch_size, c.weight_decay)
-        return RunResult(config=c, status=self.status, history=self.history, layer_names=layer_names,
-                         summary=summarize(self.history, steps, clocks), wall_seconds=wall_seconds, device=device,
-                         diverged_epoch=self.diverged_epoch)
-
-
 def record_epoch(epoch: int, runs: list[RunState], blocks: list[_Block], inits: list[list[torch.Tensor]],
                  evals: dict[str, Batches], lrs: list[float], bf16: bool) -> None:
     """Evaluate every block and append ``epoch`` to the history of each of its runs still live; ``inits`` are the
@@ -355,8 +215,7 @@ def _train_population(configs: list[TrainConfig], dev: torch.device, progress: P
         progress.save(epoch, blocks, inits, runs, lrs, before + time.perf_counter() - start)
     wall = before + time.perf_counter() - start
     progress.finish()
-    return [replace(run.result(lrs, layer_names, wall / len(configs), str(dev)), resumed=progress.earlier)
-            for run in runs]
+    return [run.result(lrs, layer_names, wall / len(configs), str(dev), progress.earlier) for run in runs]
 
 
 def train(config: TrainConfig, device: str | torch.device | None = "auto") -> RunResult:

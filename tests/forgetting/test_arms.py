@@ -21,7 +21,7 @@ from fibook.forgetting.arms import (
     summary_rows,
 )
 from fibook.forgetting.collapse import clock_point, spread_and_direction
-from fibook.forgetting.train import TrainConfig
+from fibook.forgetting.config import TrainConfig
 
 
 def test_seed_means_spread_and_interpolation():

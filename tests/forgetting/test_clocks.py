@@ -9,7 +9,7 @@ from synthetic import rec
 from fibook.forgetting.arms import arm_label, arms, summary_rows
 from fibook.forgetting.clocks import clock_key, effective_lr, forgetting_clock, heavy_ball_momentum, sgd_with_l2
 from fibook.forgetting.collapse import clock_point
-from fibook.forgetting.train import TrainConfig
+from fibook.forgetting.config import TrainConfig
 
 
 def test_momentum_sgds_t_sgd_is_read_at_its_effective_step_and_counts_in_the_t_sgd_trend():

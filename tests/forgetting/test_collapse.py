@@ -19,10 +19,10 @@ from fibook.forgetting.collapse import (
     longest_clock_arms,
     mechanism,
 )
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.experiments import grids, runs
 from fibook.forgetting.loading import selection_rows
 from fibook.forgetting.noise import noise_floor
-from fibook.forgetting.train import TrainConfig
 from fibook.presets import get_preset
 
 

@@ -8,8 +8,9 @@ import pytest
 import torch
 from synthetic import random_splits, rec
 
-from fibook.forgetting import cost, results, train
+from fibook.forgetting import cost, results, run_state, train
 from fibook.forgetting.cluster import make_record
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.cost import (
     Throughput,
     calibrate,
@@ -23,7 +24,7 @@ from fibook.forgetting.cost import (
     training_flops_per_image,
 )
 from fibook.forgetting.experiments import EXPERIMENTS, run_id, runs
-from fibook.forgetting.train import TrainConfig, train_population
+from fibook.forgetting.train import train_population
 
 
 def test_flops_per_image_match_the_known_figures():
@@ -129,5 +130,5 @@ def test_the_reproduction_plan_prices_what_is_missing_at_the_measured_speed(tmp_
 def _finished(config):
     """A finished run of ``config`` (its summary and history made up: the store only checks their form)."""
     r = rec(config.sigma_w, config.seed, 0.5, 1, 1.0)
-    return train.RunResult(config=config, status="ok", history=r.history, layer_names=[], summary=r.summary,
+    return run_state.RunResult(config=config, status="ok", history=r.history, layer_names=[], summary=r.summary,
                            wall_seconds=1.0, device="cpu")

@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from fibook.forgetting import devices, experiments, results
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.devices import auto_precision
 from fibook.forgetting.experiments import EXPERIMENTS, arm_configs, get_experiment, grids, run_id, runs, sigma_grid
-from fibook.forgetting.train import TrainConfig, train_population
+from fibook.forgetting.train import train_population
 from fibook.paths import PROJECT_ROOT
 from fibook.presets import PRESET_NAMES, get_preset
 

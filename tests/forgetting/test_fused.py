@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 import torch
 
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.fused import Single, fuse
 from fibook.forgetting.models import (
     build_model,
@@ -15,7 +16,7 @@ from fibook.forgetting.models import (
     weight_norms,
     weight_snapshot,
 )
-from fibook.forgetting.train import TrainConfig, check_population, train_population
+from fibook.forgetting.train import check_population, train_population
 
 pytestmark = pytest.mark.slow
 

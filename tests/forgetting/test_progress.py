@@ -8,7 +8,7 @@ import pytest
 import torch
 from synthetic import random_splits, tiny
 
-from fibook.forgetting import cluster, progress, results, sweep, train
+from fibook.forgetting import cluster, progress, results, run_state, sweep, train
 from fibook.forgetting.devices import auto_precision
 from fibook.forgetting.experiments import run_id, runs
 from fibook.forgetting.train import train_population
@@ -82,12 +82,12 @@ def test_a_stopped_run_resumes_with_the_numbers_of_an_uninterrupted_one(random_d
 
 
 def test_a_run_diverged_before_the_stop_stays_diverged(random_data, monkeypatch, tmp_path):
-    real = train.RunState.check_divergence
+    real = run_state.RunState.check_divergence
 
     def seed_0_diverges_at_epoch_2(run, epoch, mean_loss, steps):
         real(run, epoch, float("inf") if run.config.seed == 0 and epoch == 2 else mean_loss, steps)
 
-    monkeypatch.setattr(train.RunState, "check_divergence", seed_0_diverges_at_epoch_2)
+    monkeypatch.setattr(run_state.RunState, "check_divergence", seed_0_diverges_at_epoch_2)
     configs = [tiny(epochs=5, seed=k) for k in range(2)]
     whole = train_population(configs, "cpu")
     assert [r.status for r in whole] == ["diverged", "ok"] and whole[0].diverged_epoch == 2

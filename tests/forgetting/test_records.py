@@ -10,8 +10,8 @@ import pytest
 from synthetic import record
 
 from fibook.forgetting import records, results
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.evaluation import Summary
-from fibook.forgetting.train import TrainConfig
 
 APPENDIX = Path(__file__).resolve().parents[2] / "chapters" / "appendix" / "results_format.md"
 

@@ -8,8 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from fibook.forgetting import experiments, metrics, splits
+from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.models import init_sigma_w_, resnet9, weight_layers
-from fibook.forgetting.train import TrainConfig, train
+from fibook.forgetting.train import train
 from fibook.presets import get_preset
 
 pytestmark = pytest.mark.slow
