@@ -8,8 +8,9 @@ error has one or two degrees of freedom, and the t quantile says what that costs
 4.30 standard errors wide on 2 degrees of freedom, 12.7 on 1, against 1.96 for a known standard deviation.
 
 "Not different" is not "equal". :func:`equivalent` shows equality only when the whole (1 - 2 alpha) interval of
-the difference lies inside a margin stated before the data (Schuirmann's two one-sided tests), so too little data
-gives "not resolved", never "equal".
+the difference lies inside a margin the rule names as a constant (Schuirmann's two one-sided tests), so too little
+data gives "not resolved", never "equal". Part I says when its margin was fixed and which results existed then
+(:data:`fibook.forgetting.claims.conditions.FIXED`).
 
 Serves the verdicts of every chapter; the appendix "How the verdicts are decided" states its convention for
 "beyond noise" once.
@@ -128,7 +129,12 @@ def bootstrap_indices(n: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Bootstrap:
     """A statistic over n units (seeds) and its bootstrap distribution: ``value`` on the units as they are,
-    ``se`` the standard deviation over resamples, ``low``/``high`` the percentile interval at ``level``."""
+    ``se`` the standard deviation over resamples times sqrt(n / (n - 1)), ``low``/``high`` the percentile range at
+    ``level`` (descriptive: for a statistic such as max - min it need not cover the value).
+
+    The factor makes ``se`` of a mean the usual sd / sqrt(n) (sd with ddof = 1), the standard error that Student's t
+    on n - 1 degrees of freedom assumes; the plain bootstrap's is sqrt((n - 1) / n) of it (0.71 at n = 2, 0.82 at
+    n = 3), which would make every interval on a few seeds too narrow."""
 
     value: float
     se: float
@@ -143,11 +149,12 @@ class Bootstrap:
 
 def bootstrap(statistic: Callable[[np.ndarray], float], n: int, level: float = CONFIDENCE) -> Bootstrap:
     """``statistic(idx)`` (idx: the units of one resample, an integer array of length n) on the units as they are
-    (``np.arange(n)``) and over every resample of :func:`bootstrap_indices`; a paired statistic resamples both arms
-    with the same idx."""
+    (``np.arange(n)``) and over every resample of :func:`bootstrap_indices` (``se`` as :class:`Bootstrap` says); a
+    paired statistic resamples both arms with the same idx."""
     values = np.array([statistic(idx) for idx in bootstrap_indices(n)])
     lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return Bootstrap(float(statistic(np.arange(n))), float(values.std()), float(lo), float(hi), n)
+    se = float(values.std()) * (math.sqrt(n / (n - 1)) if n >= 2 else 1.0)
+    return Bootstrap(float(statistic(np.arange(n))), se, float(lo), float(hi), n)
 
 
 def slope(x: Sequence[float], y: Sequence[float]) -> Estimate:

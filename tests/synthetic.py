@@ -7,6 +7,7 @@ text prints, for the tests of the papers' registries; and Part III schedule runs
 
 import dataclasses
 import itertools
+import math
 import re
 
 import numpy as np
@@ -105,11 +106,12 @@ def t95(df):
 
 def enumerated_bootstrap(values, statistic=np.mean):
     """The standard deviation of ``statistic`` over every one of the n**n resamples (with replacement) of the n
-    ``values`` (rows of an array), each enumerated here with itertools: the exact bootstrap standard error."""
+    ``values`` (rows of an array), each enumerated here with itertools, times sqrt(n / (n - 1)): the exact bootstrap
+    standard error on the scale of sd / sqrt(n) (ddof 1) that :func:`fibook.stats.bootstrap` reports."""
     values = np.asarray(values, dtype=float)
     n = len(values)
     draws = [statistic(values[list(idx)]) for idx in itertools.product(range(n), repeat=n)]
-    return float(np.std(draws))
+    return float(np.std(draws)) * math.sqrt(n / (n - 1))
 
 
 def random_splits(channels=3, size=32, classes=2, n=8, seed=0):

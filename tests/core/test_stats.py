@@ -141,9 +141,9 @@ def test_the_bootstrap_se_of_a_mean_is_the_closed_form_and_an_enumeration_done_h
     x = np.array(x)
     n = len(x)
     b = stats.bootstrap(lambda idx: float(x[idx].mean()), n)
-    # the exact bootstrap variance of a mean: (1/n) (1/n) sum (x - mean)^2
-    closed = math.sqrt(((x - x.mean()) ** 2).sum() / n / n)
-    assert b.se == pytest.approx(closed, rel=1e-12)
+    # the exact bootstrap variance of a mean is (1/n) (1/n) sum (x - mean)^2; times n / (n - 1), the usual sd^2 / n
+    closed = math.sqrt(((x - x.mean()) ** 2).sum() / n / n * n / (n - 1))
+    assert b.se == pytest.approx(closed, rel=1e-12) == pytest.approx(np.std(x, ddof=1) / math.sqrt(n), rel=1e-12)
     assert b.se == pytest.approx(enumerated_bootstrap(x), rel=1e-12)
     assert b.value == pytest.approx(x.mean()) and b.n == n
     means = [x[list(i)].mean() for i in itertools.product(range(n), repeat=n)]

@@ -88,7 +88,7 @@ NOISE = NoiseFloor(seed_std_pp=0.3, spread_std_pp=0.4, n_test=3000, seeds=3, spr
 def test_the_spread_of_seed_means_carries_the_exact_seed_bootstrap_on_seeds_minus_one_dof():
     three = spread_estimate(seeded([4.0, 5.0, 6.5]), NOISE)
     # with one accuracy fixed at 90 %, the spread of seed-means is the mean of the per-seed spreads
-    se = math.sqrt(np.var([4.0, 5.0, 6.5]) / 3)  # the exact bootstrap variance of a mean: (1/n) (1/n) sum dev^2
+    se = np.std([4.0, 5.0, 6.5], ddof=1) / math.sqrt(3)  # a mean's bootstrap se on the scale of sd / sqrt(n)
     assert (three.value, three.se, three.df) == (pytest.approx(5.0 + 0.5 / 3), pytest.approx(se), 2)
     assert three.se == pytest.approx(enumerated_bootstrap([4.0, 5.0, 6.5]))
     assert (three.seeds, three.borrowed, three.unstable) == (3, False, False)
@@ -155,7 +155,8 @@ def test_differences_are_paired_over_shared_seeds_by_the_same_bootstrap():
     d = spread_difference(a, b, NOISE)
     per_seed = np.array([2.0, 1.5, 2.5])
     assert d.paired and d.seeds == 3 and d.df == 2 and d.value == pytest.approx(2.0)
-    assert d.se == pytest.approx(enumerated_bootstrap(per_seed)) == pytest.approx(math.sqrt(np.var(per_seed) / 3))
+    assert d.se == pytest.approx(enumerated_bootstrap(per_seed))
+    assert d.se == pytest.approx(np.std(per_seed, ddof=1) / math.sqrt(3))
     half = spread_difference(a, b, NOISE, weight=0.5)  # a - b / 2, seed by seed
     assert half.value == pytest.approx(np.mean([4.0, 5.0, 6.5]) - 0.5 * np.mean([2.0, 3.5, 4.0]))
     assert half.se == pytest.approx(enumerated_bootstrap(np.array([4.0, 5.0, 6.5]) - 0.5 * np.array([2.0, 3.5, 4.0])))

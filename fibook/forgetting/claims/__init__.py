@@ -30,7 +30,7 @@ Part I (forgetting initialization, Das et al. 2026) is read on the seed-averaged
 
 When each rule was fixed, and which results existed then, is in
 :data:`fibook.forgetting.claims.conditions.FIXED` (the git history is the record): only the ``clock_ladder`` and
-``tsgd_pair`` rules were fixed before their data.
+``tsgd_pair`` rules were fixed before (all but one run of) their data.
 
 Every :class:`~fibook.claims.Claim` names its ``rule`` (the function that decided it, marked with the thresholds
 it reads), the ``runs`` it read (results-store record ids) and, where its text carries numbers of the preset, a

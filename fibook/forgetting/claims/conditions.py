@@ -81,7 +81,8 @@ FIXED = {
     "depth": "2026-12-03, after the depth results",
     "no results": "2026-12-03; it reads no results-store run (the chapter computes what it reads)",
     "2026-12-05": "2026-12-05, after every Part I book result but clock_ladder's and tsgd_pair's",
-    "ladder": "2026-12-05, before any clock_ladder or tsgd_pair run",
+    "ladder": ("2026-12-05, before every clock_ladder and tsgd_pair run but the first (η 0.01 × 40, σ_w 0.1, seed 0, "
+               "recorded 9 minutes earlier); two rungs and one pair arm repeat settings whose bf16 results existed"),
 }
 
 

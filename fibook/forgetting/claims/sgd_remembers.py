@@ -100,7 +100,9 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
     """The ``sgd_remembers`` chapter's rows, each run read over the second half of training (``late_arm``,
     ``late_noise``, selection ``late``: the book's one reading) and at the paper's validation-selected checkpoint
     over the whole run (``arm``, ``noise``): the spread (:func:`large_spread`, a one-seed spread with the error
-    bar of ``floor``), every sigma_w's selected predictor interpolating (:func:`every_sigma_interpolates`),
+    bar of ``floor``), every sigma_w's selected predictor interpolating (:func:`every_sigma_interpolates`, under
+    both readings: the late one was adopted so that the selected predictors fit, so the whole-run row keeps the
+    verdict it replaced),
     radial memory (:func:`radial_kept`), and the spread against seed noise (:func:`above_seed_noise`, on the
     ``seed_noise`` experiment's one arm once it has finished). Every spread row needs every sigma_w's selected
     predictor to interpolate (:func:`condition`)."""
@@ -131,6 +133,10 @@ def sgd_remembers_claims(arm: Arm, noise: Finished, late_arm: Arm, late_noise: F
               f"the second half ({sum(arm.selected_interpolated)} at the paper's whole-run selection; "
               f"{sum(arm.interpolated)} reach 99.5 % at some epoch)", every_sigma_interpolates(late_arm),
               rule=every_sigma_interpolates, runs=run_ids(late_arm)),
+        Claim("every σ_w's selected predictor interpolates, at the paper's whole-run selection (the book's reading "
+              "until 2026-12-05)", f"yes (≥ 99.5 % train acc); {WHOLE_RUN}",
+              f"{sum(arm.selected_interpolated)} of {len(arm.sigmas)} σ_w", every_sigma_interpolates(arm),
+              rule=every_sigma_interpolates, runs=run_ids(arm)),
         Claim("the final weight norm stays tied to σ_w under SGD", "qualitative (secondary)",
               f"radial memory R = {radial_text(arm)}", radial_kept(arm), rule=radial_kept, runs=run_ids(arm)),
         seed_row(late_noise, True),

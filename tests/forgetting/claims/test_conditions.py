@@ -33,8 +33,8 @@ from fibook.forgetting.results import results_path
 
 
 def test_the_hand_computed_error_bars_are_the_closed_forms():
-    assert SE3 == pytest.approx(DELTA * math.sqrt(2) / 3)  # (1/n)(1/n) sum dev^2 = 2 delta^2 / 9
-    assert SE2 == pytest.approx(DELTA / math.sqrt(2))
+    assert SE3 == pytest.approx(DELTA / math.sqrt(3))  # sd / sqrt(n): the seeds' sd (ddof 1) is delta
+    assert SE2 == pytest.approx(DELTA)  # sd = delta sqrt 2, over sqrt 2
     d = spread_difference(scattered(4.0, "adam"), flat(10.0), NOISE, weight=0.5)
     assert d.paired and d.df == 2 and d.value == pytest.approx(-1.0) and d.se == pytest.approx(SE3)
 

@@ -105,13 +105,14 @@ def sgd_rows(a, noise=None, late=None, late_noise=None, floor=NOISE):
 HEADLINE, LATE = sgd_remembers.HEADLINE, sgd_remembers.HEADLINE + sgd_remembers.LATE_READING
 SEEDS_ROW, LATE_SEEDS = sgd_remembers.SEED_NOISE, sgd_remembers.SEED_NOISE + sgd_remembers.LATE_READING
 FITS = "every σ_w's selected predictor interpolates"
+FITS_WHOLE = FITS + ", at the paper's whole-run selection (the book's reading until 2026-12-05)"
 RADIAL = "the final weight norm stays tied to σ_w under SGD"
 
 
 def test_the_sgd_remembers_rows_read_the_second_half_first_and_the_papers_reading_beside_it():
     a = arm(8.0)
     rows = sgd_remembers.sgd_remembers_claims(a, finished(flat(8.0)), a, finished(flat(8.0)), "smoke", NOISE)
-    assert [r.key for r in rows] == [LATE, HEADLINE, FITS, RADIAL, LATE_SEEDS, SEEDS_ROW]
+    assert [r.key for r in rows] == [LATE, HEADLINE, FITS, FITS_WHOLE, RADIAL, LATE_SEEDS, SEEDS_ROW]
     assert rows[0].rule == rows[1].rule == "fibook.forgetting.claims.sgd_remembers.large_spread"
     assert rows[0].thresholds == {"LARGE_SPREAD_PP": 5.0, "CONFIDENCE": 0.95}
 
@@ -139,6 +140,8 @@ def test_the_interpolation_row_reads_the_second_half_and_the_headline_applies_th
     assert rows[FITS].verdict is Verdict.YES
     assert rows[FITS].ours == ("2 of 2 σ_w at the checkpoint selected over the second half (0 at the paper's "
                                "whole-run selection; 2 reach 99.5 % at some epoch)")
+    assert rows[FITS_WHOLE].ours == "0 of 2 σ_w" and rows[FITS_WHOLE].agrees == (
+        "no: selected before it fits the training set at σ_w = 1, 2.71828")  # the reading the late one replaced
     assert rows[HEADLINE].agrees.startswith("not tested: SGD (η = 0.01)'s selected predictor does not interpolate "
                                             "at 2 of 2 σ_w")
     assert rows[LATE].verdict is Verdict.QUALITATIVELY and rows[LATE].ours.startswith("8.0 ± 0.5 pp (1 seed")
@@ -151,7 +154,7 @@ def test_the_seed_noise_row_reads_every_seed_of_the_noise_arm():
     noise_arm = scattered(3 * DELTA + H3 + EPS)
     row = sgd_rows(arm(8.0), noise=finished(noise_arm))[SEEDS_ROW]
     assert row.verdict is Verdict.YES
-    assert row.ours.startswith("spread 3.0 ± 0.3 pp (3 seeds; seed bootstrap")
+    assert row.ours.startswith("spread 3.3 ± 0.3 pp (3 seeds; seed bootstrap")  # 3 DELTA + H3 + EPS
     assert f"vs per-σ_w seed std ≤ {DELTA:.2f} pp (quick grid; 2 of 2 σ_w interpolate" in row.ours
     assert set(row.runs) == {r.id for r in noise_arm.records}
     # two seeds: spreads 10 and 12 pp (mean 11) against 3 x their seed std at sigma_w = e, sqrt 2: 11 - 4.24
