@@ -109,11 +109,13 @@ CLOCK_CLAIMS = (
 )
 
 
-def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None) -> tuple[list[ClockPoint], float | None,
-                                                                                       Difference | None]:
-    """The included arms on ``clock`` (by clock at the selected checkpoints), the rank correlation of their
-    spreads with it, and the spread difference between the arms at its smallest and largest value."""
-    pts = sorted((p for p in points if p.clock == clock and p.included), key=lambda p: p.value)
+def trend(points: Sequence[ClockPoint], clock: str, noise: NoiseFloor | None,
+          stable_only: bool = False) -> tuple[list[ClockPoint], float | None, Difference | None]:
+    """The included arms on ``clock`` (by clock at the selected checkpoints; with ``stable_only``, the stable ones),
+    the rank correlation of their spreads with it, and the spread difference between the arms at its smallest and
+    largest value."""
+    pts = sorted((p for p in points if p.clock == clock and p.included and not (stable_only and p.arm.unstable)),
+                 key=lambda p: p.value)
     rho = rank_correlation([p.value for p in pts], [p.spread.value for p in pts]) if len(pts) >= 3 else None
     drop = spread_difference(pts[0].arm, pts[-1].arm, noise) if len(pts) >= 2 else None
     return pts, rho, drop
@@ -132,10 +134,11 @@ FIXED_CLOCK = ("clock_ladder", "tsgd_pair")  # experiments whose arms are judged
 
 
 def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: NoiseFloor | None, where: str,
-                claim: str) -> Claim:
-    """The trend row of one clock (:func:`trend`, :func:`falls_with_clock`)."""
-    pts, rho, drop = trend(points, clock, noise)
-    reasons = Counter(p.left_out for p in points if p.clock == clock and not p.included)
+                claim: str, stable_only: bool = False) -> Claim:
+    """The trend row of one clock (:func:`trend`, :func:`falls_with_clock`), over its stable arms only with
+    ``stable_only``."""
+    pts, rho, drop = trend(points, clock, noise, stable_only)
+    reasons = Counter(p.left_out or "unstable" for p in points if p.clock == clock and p not in pts)
     left_out = "; ".join(f"{n} left out: {why}" for why, n in reasons.items()) or "none left out"
     ours = (f"{len(pts)} arms ({left_out}); ρ = " + ("n/a" if rho is None else f"{rho:+.2f}")
             + ("" if drop is None else f"; smallest − largest clock: {drop}"))
@@ -147,13 +150,16 @@ def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: Noi
 def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str,
                  raw_points: Sequence[ClockPoint] = ()) -> list[Claim]:
     """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
-    (:func:`trend_claim`), and for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
+    (:func:`trend_claim`) and, where unstable arms are among them, again over the stable ones; for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
     before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the
     experiments of :data:`FIXED_CLOCK`, whether their spreads agree (:func:`collapses`, after
     :func:`condition`)."""
     rows = []
     for clock, paper in CLOCK_CLAIMS:
         rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread"))
+        if any(p.clock == clock and p.included and p.arm.unstable for p in points):
+            rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread, "
+                                    "unstable arms left out (a check added 2026-12-06)", stable_only=True))
         if clock == "T_SGD" and raw_points:
             rows.append(trend_claim(raw_points, clock, paper, noise, where,
                                     "a larger T_SGD leaves a smaller spread, momentum SGD read at its raw η "

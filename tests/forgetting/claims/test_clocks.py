@@ -157,10 +157,11 @@ def test_ladder_rows_wait_until_every_arm_has_finished_on_every_seed():
     assert done[1].ours.startswith("SGD (η = 0.01): 5.0 ± 0.3 pp") and done[1].ours.endswith("(smoke)")
     assert "Σ η 0.5 vs 2" in done[1].ours  # T_adapt records sum eta: 3 and 12 epochs
 
-def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1, wd=0.0, experiment="x"):
+def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1, wd=0.0, experiment="x",
+          collapse=False):
     """A ClockPoint of a one-seed arm of ``spread`` pp on T_adapt, read at ``value`` (the whole run:
-    ``run_value``)."""
-    a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau)
+    ``run_value``); unstable with ``collapse``."""
+    a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau, collapse=collapse)
     return ClockPoint(experiment, a, "T_adapt", value, value, value,
                       value if run_value is None else run_value, spread_estimate(a, NOISE))
 
@@ -175,6 +176,19 @@ def test_the_clock_trend_counts_only_arms_whose_selected_predictors_interpolate(
     assert row.verdict is Verdict.QUALITATIVELY
     assert row.ours.startswith("3 arms (1 left out: selected predictor does not interpolate); ρ = -1.00")
     assert len(row.runs) == 8  # the arm left out was read too
+
+
+def test_a_trend_with_unstable_arms_is_shown_again_over_the_stable_ones():
+    pts = [point(9.0, 1.0, lr=1e-3), point(5.0, 2.0, lr=2e-3), point(6.0, 3.0, lr=3e-3),
+           point(0.5, 4.0, lr=4e-3, collapse=True)]
+    rows = [r for r in clocks.clock_claims(pts, NOISE, "smoke") if r.claim.startswith("a larger T_adapt")]
+    assert [r.claim for r in rows] == ["a larger T_adapt leaves a smaller spread",
+                                       "a larger T_adapt leaves a smaller spread, unstable arms left out (a check "
+                                       "added 2026-12-06)"]
+    everything, stable = rows
+    assert everything.ours.startswith("4 arms (none left out); ρ = -0.80") and "unstable" in everything.agrees
+    assert stable.ours.startswith("3 arms (1 left out: unstable); ρ = -0.50")
+    assert stable.rule == everything.rule and len(stable.runs) == len(everything.runs) == 8
 
 
 def timed(a, factor):
