@@ -15,14 +15,14 @@ equal clock have equal spreads, and the two experiments built to tell a clock fr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, rule
 from fibook.forgetting.arms import Arm
 from fibook.forgetting.claims.conditions import CONFIDENCE as CONFIDENCE  # a threshold its rules name
 from fibook.forgetting.claims.conditions import EQUIVALENCE_PP as EQUIVALENCE_PP  # a threshold its rules name
-from fibook.forgetting.claims.conditions import FIXED, NOT_YET, condition, noted, run_ids, shown, unjudged
+from fibook.forgetting.claims.conditions import FIXED, NOT_YET, SELECTION, condition, noted, run_ids, shown, unjudged
 from fibook.forgetting.collapse import ClockPoint, equal_clock_pairs
 from fibook.forgetting.loading import Finished
 from fibook.forgetting.metrics import rank_correlation
@@ -150,10 +150,10 @@ def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: Noi
 def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: str,
                  raw_points: Sequence[ClockPoint] = ()) -> list[Claim]:
     """The ``clocks`` chapter's rows: per clock, the trend of spread with the clock over the included arms
-    (:func:`trend_claim`) and, where unstable arms are among them, again over the stable ones; for T_SGD again with momentum SGD at its raw eta (``raw_points``, the reading
-    before 2026-12-05); per equal-clock pair (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the
-    experiments of :data:`FIXED_CLOCK`, whether their spreads agree (:func:`collapses`, after
-    :func:`condition`)."""
+    (:func:`trend_claim`) and, where unstable arms are among them, again over the stable ones; for T_SGD again with
+    momentum SGD at its raw eta (``raw_points``, the reading before 2026-12-05); per equal-clock pair
+    (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the experiments of :data:`FIXED_CLOCK`, whether
+    their spreads agree (:func:`collapses`, after :func:`condition`)."""
     rows = []
     for clock, paper in CLOCK_CLAIMS:
         rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread"))
@@ -174,6 +174,19 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
                           runs=run_ids(p.arm, q.arm),
                           key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}"))
     return rows
+
+
+def reading_verdicts(by_reading: Mapping[str, tuple[Sequence[ClockPoint], NoiseFloor | None]], where: str,
+                     book: str = SELECTION) -> list[dict[str, str]]:
+    """The verdict of every :func:`clock_claims` row under each reading of ``by_reading`` (a selection rule of
+    :data:`~fibook.forgetting.checkpoints.SELECTIONS`: its points and noise floor), rows in the order of the
+    ``book`` reading's, then any row another reading adds: how much each verdict owes to the checkpoint it reads."""
+    verdicts = {sel: {c.key: c.verdict.phrase for c in clock_claims(pts, noise, where)}
+                for sel, (pts, noise) in by_reading.items()}
+    keys = list(verdicts.get(book, {}))
+    keys += [k for v in verdicts.values() for k in v if k not in keys]
+    name = {sel: f"{sel} (the book's)" if sel == book else sel for sel in by_reading}
+    return [{"row": k, **{name[sel]: verdicts[sel].get(k, "(no such row)") for sel in by_reading}} for k in keys]
 
 
 def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, where: str) -> list[Claim]:

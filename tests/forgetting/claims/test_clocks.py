@@ -191,6 +191,17 @@ def test_a_trend_with_unstable_arms_is_shown_again_over_the_stable_ones():
     assert stable.rule == everything.rule and len(stable.runs) == len(everything.runs) == 8
 
 
+def test_each_rows_verdict_is_given_under_every_reading():
+    late = [point(9.0, 1.0, lr=1e-3), point(5.0, 2.0, lr=2e-3), point(1.0, 3.0, lr=3e-3)]
+    last = [point(9.0, 1.0, lr=1e-3), point(5.0, 2.0, lr=2e-3), point(1.0, 3.0, lr=3e-3, tau=None)]
+    rows = clocks.reading_verdicts({"best": (late[:1], NOISE), "late": (late, NOISE), "last": (last, NOISE)}, "smoke")
+    trend = {r["row"]: r for r in rows}["a larger T_adapt leaves a smaller spread"]
+    assert list(trend) == ["row", "best", "late (the book's)", "last"]
+    assert trend["late (the book's)"] == "qualitatively"  # three arms, falling beyond noise
+    assert trend["best"] == trend["last"] == "not tested"  # one arm; two that count
+    assert [r["row"] for r in rows] == [c.key for c in clocks.clock_claims(late, NOISE, "smoke")]
+
+
 def timed(a, factor):
     """``a`` with every recorded T_SGD (each epoch's and the run's) ``factor`` times as large."""
     records = [dataclasses.replace(r, history={**r.history, "T_SGD": [factor * v for v in r.history["T_SGD"]]},
