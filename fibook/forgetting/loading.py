@@ -15,6 +15,7 @@ Serves ``sgd_remembers``, ``time_lr_l2_batch``, ``depth``, ``optimizers`` (its t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -101,6 +102,25 @@ def pooled_arms(preset: str, selection: str, arch: str = "resnet9") -> list[tupl
     complete = [r for r in pooled.values() if covered[arm_of(r.config), r.config.seed] == grid]
     return [(first[arm_of(a.config)], a)
             for a in arms(complete, ("optimizer", "lr", "weight_decay", "batch_size", "epochs"), selection)]
+
+
+def own_seeds(found: Finished, show: Sequence[str], selection: str, arch: str = "resnet9") -> Finished:
+    """``found`` with each arm read on every seed it has: where another experiment ran the same arm (same config
+    but sigma_w and seed) on more seeds over the same sigma_w grid, the arm pooled over them (:func:`pooled_arms`),
+    labelled by ``show`` and read by rule ``selection``, replaces it; the counts of ``found``'s own runs stay."""
+    pool = {arm_of(a.config): a for _, a in pooled_arms(found.preset, selection, arch)}
+
+    def seeds(a: Arm) -> int:
+        return len({r.config.seed for r in a.records})
+
+    def widest(a: Arm) -> Arm:
+        p = pool.get(arm_of(a.config))
+        if p is None or p.sigmas != a.sigmas or seeds(p) <= seeds(a):
+            return a
+        (b,) = arms(p.records, show, selection)
+        return b
+
+    return dataclasses.replace(found, arms=[widest(a) for a in found.arms])
 
 
 def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:

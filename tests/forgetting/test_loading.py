@@ -9,7 +9,14 @@ from synthetic import rec, stored
 from fibook.forgetting import results
 from fibook.forgetting.arms import arms, seed_spreads
 from fibook.forgetting.experiments import run_id, runs
-from fibook.forgetting.loading import finished_arms, load_arms, pooled_arms, stability_rows, started_arms
+from fibook.forgetting.loading import (
+    finished_arms,
+    load_arms,
+    own_seeds,
+    pooled_arms,
+    stability_rows,
+    started_arms,
+)
 
 
 def test_load_arms_explains_an_empty_results_file(tmp_path, monkeypatch):
@@ -44,6 +51,22 @@ def test_finished_arms_waits_for_every_seed(tmp_path, monkeypatch):
     results.append_record(path, stored(c, "seed_noise"))
     (arm,) = finished_arms("seed_noise", "smoke", show=()).arms
     assert sorted(seed_spreads(arm)) == [0, 1]
+
+
+def test_an_arm_is_read_on_every_seed_any_experiment_ran_it_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for name in ("batch_size", "seed_noise"):  # seed_noise runs one of batch_size's arms on two seeds
+        for c in runs(name, "smoke"):
+            results.append_record(results.results_path(name, "smoke"), stored(c, name))
+    found = finished_arms("batch_size", "smoke", ("batch_size",), "late")
+    widened = own_seeds(found, ("batch_size",), "late")
+    assert [len({r.config.seed for r in a.records}) for a in found.arms] == [1, 1]
+    assert [a.config.batch_size for a in widened.arms] == [a.config.batch_size for a in found.arms] == [64, 128]
+    assert [len({r.config.seed for r in a.records}) for a in widened.arms] == [1, 2]  # b = 128 is seed_noise's
+    shared = widened.arms[1]
+    assert shared.label == found.arms[1].label and shared.sigmas == found.arms[1].sigmas
+    assert {r.experiment for r in shared.records} == {"batch_size", "seed_noise"}
+    assert widened.arms[0] is found.arms[0] and widened.line == found.line  # the experiment's own counts
 
 
 def test_the_stability_table_shows_each_arms_worst_run():
