@@ -2,19 +2,18 @@
 worker, Ctrl-C) resumes from its last saved epoch instead of from epoch 0, with the numbers it would have had
 uninterrupted (on the CPU bit for bit; ``tests/forgetting/test_progress.py``).
 
-A :class:`Progress` file holds everything the next epoch depends on: the networks' weights and BatchNorm
-statistics, the optimizers' states, the weights at initialization (the geometry to the initialization is measured
-from them), each run's history and status, the learning rate of every step taken, and the training seconds spent.
-It also says which code trained each part (:func:`origin`): a resumed run's record lists the earlier parts
-(``provenance["resumed"]``), since its own provenance is that of the process that finished it.
-The data order needs nothing: an epoch's draws depend on (seed, epoch) only
-(:func:`fibook.forgetting.batches.epoch_generator`).
+A :class:`Progress` file holds everything the next epoch depends on: the networks' weights and BatchNorm statistics,
+the optimizers' states, the weights at initialization (the geometry to the initialization is measured from them),
+each run's history and status, the learning rate of every step taken, and the training seconds spent. It also says
+which code trained each part (:func:`origin`): a resumed run's record lists the earlier parts
+(``provenance["resumed"]``), since its own provenance is that of the process that finished it. The data order needs
+nothing: an epoch's draws depend on (seed, epoch) only (:func:`fibook.forgetting.batches.epoch_generator`).
 
 :meth:`Progress.save` writes after an epoch once ``SAVE_SECONDS`` of training have passed since the last save (and
-never more than ``MAX_SHARE`` of the time), atomically (a temporary file, then a rename), so a file is always a whole
-epoch. :meth:`Progress.load` returns the saved state only when it is of the
-same runs (same configs); a file of other runs, or one that cannot be read, is reported on stderr and training
-starts from epoch 0 (the file is replaced at the next save). The file is removed once the population has finished.
+never more than ``MAX_SHARE`` of the time), atomically (a temporary file, then a rename), so a file is always a
+whole epoch. :meth:`Progress.load` returns the saved state only when it is of the same runs (same configs); a file
+of other runs, or one that cannot be read, is reported on stderr and training starts from epoch 0 (the file is
+replaced at the next save). The file is removed once the population has finished.
 
 Serves :func:`fibook.forgetting.train.train_population` and, through it, every sweep
 (:func:`fibook.forgetting.results.progress_path` names the file of a group of runs).
@@ -52,8 +51,8 @@ def origin() -> dict[str, str]:
 class Saved:
     """What :meth:`Progress.load` returns: the last epoch recorded, each block's network and optimizer state, the
     weights at initialization per block, each run's state (the fields of
-    :class:`fibook.forgetting.run_state.RunState` but its config), the learning rate of every step taken, and the
-    training seconds spent before the save, and the parts trained before it (each :func:`origin` with the last
+    :class:`fibook.forgetting.run_state.RunState` but its config), the learning rate of every step taken, the
+    training seconds spent before the save, and the parts trained up to it (each an :func:`origin` with the last
     epoch it recorded, ``until_epoch``)."""
 
     epoch: int
