@@ -143,8 +143,9 @@ def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("b
 def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
     """Per arm of :func:`pooled_arms` (the quick grid, seeds pooled): its spread of seed-means under each reading,
     the best validation loss over the whole run, over the second half (the book's), the last epoch, and the mean
-    of the last ``LAST_EPOCHS`` epochs, with whether the arm is stable: how much a verdict owes to the checkpoint
-    it reads."""
+    of the last ``LAST_EPOCHS`` epochs, with how many sigma_w's selected predictors fit the training set under the
+    book's reading and whether the arm is stable (an arm that never fits is not unstable, it does not fit): how
+    much a verdict owes to the checkpoint it reads."""
     by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(preset, s, arch)} for s in ("best", "late", "last")}
     rows = []
     for key, a in by_rule["late"].items():
@@ -152,6 +153,7 @@ def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
         rows.append({"arm": a.label, "seeds": seeds,
                      **{f"{s}: spread (pp)": f"{by_rule[s][key].spread_pp:.1f}" for s in ("best", "late", "last")},
                      f"last {LAST_EPOCHS} epochs: spread (pp)": f"{a.last_epochs_spread_pp:.1f}",
+                     "selected predictors fit (book's reading)": f"{sum(a.selected_interpolated)} of {len(a.sigmas)}",
                      "stable": "no" if a.unstable else "yes"})
     return rows
 

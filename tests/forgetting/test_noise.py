@@ -67,7 +67,9 @@ def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms
     sgd = rows["SGD (η = 0.05, b = 128, 2 epochs)"]
     assert sgd["stable"] == "yes" and sgd["seeds"] == 2
     assert set(sgd) == {"arm", "seeds", "best: spread (pp)", "late: spread (pp)", "last: spread (pp)",
-                        f"last {LAST_EPOCHS} epochs: spread (pp)", "stable"}
+                        f"last {LAST_EPOCHS} epochs: spread (pp)", "selected predictors fit (book's reading)",
+                        "stable"}
+    assert sgd["selected predictors fit (book's reading)"] == "2 of 2"
     assert sgd["best: spread (pp)"] == "2.0"  # the seed-means: 1 and 3 pp average to 2
 
 
