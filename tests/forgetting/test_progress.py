@@ -132,6 +132,37 @@ def test_a_file_of_other_runs_or_unreadable_is_not_resumed(random_data, monkeypa
     assert same(result, train_population([tiny(epochs=4)], "cpu")[0])
 
 
+def test_a_layout_1_file_resumes_with_its_origin_not_recorded(random_data, monkeypatch, tmp_path):
+    """Layout 1 (before the parts were saved) is still resumed: the part it holds is listed as of unrecorded
+    origin, with the epoch it reached."""
+    configs, path = [tiny(epochs=4)], tmp_path / "state.pt"
+    whole = train_population(configs, "cpu")
+    resume = stop_before(monkeypatch, 3)
+    with pytest.raises(Stopped):
+        train_population(configs, "cpu", path)
+    resume()
+    blob = torch.load(path, weights_only=True)
+    del blob["parts"]
+    torch.save({**blob, "format": 1}, path)
+    (resumed,) = train_population(configs, "cpu", path)
+    assert same(resumed, whole[0])
+    assert resumed.resumed == [{**dict.fromkeys(progress.ORIGIN_KEYS, progress.NOT_RECORDED), "until_epoch": 2}]
+
+
+def test_a_file_missing_a_field_is_not_resumed(random_data, monkeypatch, tmp_path, capsys):
+    configs, path = [tiny(epochs=4)], tmp_path / "state.pt"
+    resume = stop_before(monkeypatch, 3)
+    with pytest.raises(Stopped):
+        train_population(configs, "cpu", path)
+    resume()
+    blob = torch.load(path, weights_only=True)
+    del blob["lrs"]
+    torch.save(blob, path)
+    (result,) = train_population(configs, "cpu", path)
+    assert "cannot be read (KeyError: 'lrs')" in capsys.readouterr().err
+    assert same(result, train_population(configs, "cpu")[0]) and result.resumed == []
+
+
 @pytest.mark.fmnist
 def test_a_sweep_stopped_mid_run_resumes_it(store, monkeypatch):
     monkeypatch.setattr(progress, "SAVE_SECONDS", 0.0)
