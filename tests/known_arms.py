@@ -75,11 +75,12 @@ R_SE = linregress(LOG_SIGMAS, WOBBLE).stderr
 R_H = t975(2) * R_SE  # four sigma_w: 2 degrees of freedom
 
 
-def radial_arm(r, optimizer="adam", lr=1e-3, sigmas=LOG_SIGMAS, wobble=WOBBLE):
+def radial_arm(r, optimizer="adam", lr=1e-3, sigmas=LOG_SIGMAS, wobble=WOBBLE, collapse=False):
     """An arm whose log final norm is r log sigma_w + ``wobble``: radial memory R = r with the standard error
-    ``R_SE``."""
+    ``R_SE``; unstable with ``collapse`` (as in :func:`arm`)."""
     norms = np.exp(r * sigmas + wobble)
-    records = [rec(float(np.exp(x)), 0, 0.9, 1, float(n), optimizer=optimizer, lr=lr)
+    records = [rec(float(np.exp(x)), 0, 0.9, 1, float(n), optimizer=optimizer, lr=lr,
+                   collapse_to=0.5 if collapse else None)
                for x, n in zip(sigmas, norms, strict=True)]
     (a,) = arms(records)
     return a

@@ -14,7 +14,7 @@ import numpy as np
 
 from fibook.claims import Claim, Finding, Verdict, rule
 from fibook.forgetting.arms import Arm, setting
-from fibook.forgetting.claims.conditions import FIXED, NOT_YET, run_ids
+from fibook.forgetting.claims.conditions import FIXED, NOT_YET, noted, run_ids
 from fibook.forgetting.loading import Finished
 
 STILL_RISING_PP = 1.0
@@ -36,15 +36,16 @@ def late_rise_pp(arm: Arm) -> float:
 def deep_nets_fail(deep: Sequence[Arm]) -> Finding:
     """``qualitatively`` when no deeper ResNet interpolates at the largest sigma_w of its grid and none of them is
     still rising there (train accuracy up by at most ``STILL_RISING_PP`` over the last quarter, :func:`late_rise_pp`);
-    ``not tested: ... still rising`` when one is (a budget effect, not a failure to fit); ``no`` when one fits."""
+    ``not tested: ... still rising`` when one is (a budget effect, not a failure to fit); ``no`` when one fits
+    (an unstable arm named after it, :func:`noted`)."""
     if any(a.interpolated[-1] for a in deep):
-        return Finding(Verdict.NO, ": a deep net interpolates at the largest σ_w here")
+        return noted(Finding(Verdict.NO, ": a deep net interpolates at the largest σ_w here"), *deep)
     rising = [a for a in deep if late_rise_pp(a) > STILL_RISING_PP]
     if rising:
         return Finding(Verdict.NOT_TESTED, ": train accuracy still rising at the end of training (" + "; ".join(
             f"{a.config.arch} at σ_w = {a.sigmas[-1]:g}: +{late_rise_pp(a):.1f} pp over the last quarter"
             for a in rising) + "), a budget effect")
-    return Finding(Verdict.QUALITATIVELY)
+    return noted(Finding(Verdict.QUALITATIVELY), *deep)
 
 
 def depth_claims(depth: Finished, preset: str) -> list[Claim]:

@@ -58,16 +58,17 @@ def common_norm(adaptive: Sequence[Arm]) -> Finding:
     """On each adaptive arm's radial memory R with its interval (:meth:`Arm.radial_memory_estimate`):
     ``qualitatively`` when every R lies below ``COMMON_NORM_R`` beyond noise, ``no`` when some R lies above it
     beyond noise, else ``not resolved``; ``not tested`` when an arm has no R or no error bar (fewer than three
-    sigma_w that did not diverge)."""
+    sigma_w that did not diverge). An unstable arm is named after the verdict (:func:`noted`)."""
     estimates = [a.radial_memory_estimate() for a in adaptive]
     if not all(e.has_error_bar for e in estimates):
         return Finding(Verdict.NOT_TESTED, ": no interval on R (fewer than three σ_w that did not diverge)")
     shifted = [e - COMMON_NORM_R for e in estimates]
     if all(stats.below(e) for e in shifted):
-        return Finding(Verdict.QUALITATIVELY)
+        return noted(Finding(Verdict.QUALITATIVELY), *adaptive)
     if any(stats.above(e) for e in shifted):
-        return Finding(Verdict.NO)
-    return Finding(Verdict.NOT_RESOLVED, ": R − 0.5 is " + ", ".join(str(e) for e in shifted))
+        return noted(Finding(Verdict.NO), *adaptive)
+    return noted(Finding(Verdict.NOT_RESOLVED, f": R − {COMMON_NORM_R:g} is " + ", ".join(str(e) for e in shifted)),
+                 *adaptive)
 
 
 @rule(fixed=FIXED["no results"])

@@ -53,22 +53,24 @@ def large_spread(arm: Arm, noise: NoiseFloor | None) -> Finding:
 @rule(fixed=FIXED["sgd_remembers"])
 def every_sigma_interpolates(arm: Arm) -> Finding:
     """``yes`` when every sigma_w's selected predictor (every seed's) fits the training set, else ``no: selected
-    before it fits the training set at sigma_w = ...``."""
+    before it fits the training set at sigma_w = ...``; an unstable arm (whose selected predictors may fit again
+    after a collapse) is named after the verdict (:func:`noted`)."""
     if arm.interpolates_at_selection:
-        return Finding(Verdict.YES)
-    return Finding(Verdict.NO, ": selected before it fits the training set at σ_w = " + ", ".join(
-        f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok))
+        return noted(Finding(Verdict.YES), arm)
+    return noted(Finding(Verdict.NO, ": selected before it fits the training set at σ_w = " + ", ".join(
+        f"{s:g}" for s, ok in zip(arm.sigmas, arm.selected_interpolated, strict=True) if not ok)), arm)
 
 
 @rule("RADIAL_KEPT", "CONFIDENCE", fixed=FIXED["2026-12-05"])
 def radial_kept(arm: Arm) -> Finding:
     """On the radial memory R with its interval (:meth:`Arm.radial_memory_estimate`): ``yes`` when R exceeds
     ``RADIAL_KEPT`` beyond noise, ``no`` when it lies below it beyond noise, else ``not resolved``; ``not tested``
-    without an interval (fewer than three sigma_w that did not diverge)."""
+    without an interval (fewer than three sigma_w that did not diverge); an unstable arm is named after the verdict
+    (:func:`noted`)."""
     e = arm.radial_memory_estimate() - RADIAL_KEPT
     if not e.has_error_bar:
         return Finding(Verdict.NOT_TESTED, ": no interval on R (fewer than three σ_w that did not diverge)")
-    return contrast_verdict(e, Finding(Verdict.NO), Finding(Verdict.YES), f"R − {RADIAL_KEPT:g}")
+    return noted(contrast_verdict(e, Finding(Verdict.NO), Finding(Verdict.YES), f"R − {RADIAL_KEPT:g}"), arm)
 
 
 @rule("NOISE_MULTIPLE", "CONFIDENCE", fixed=FIXED["2026-12-05"])

@@ -132,7 +132,8 @@ def rises_with_batch(rho: float | None, rise: Difference | None) -> Finding:
     spread with batch size: ``qualitatively`` when rise > 0 beyond noise and rho > ``RANK_AGREES``; ``weakly`` when
     rise > 0 beyond noise alone; ``no`` when rise < 0 beyond noise; else ``not resolved``. ``not tested`` without
     a rank correlation (fewer than three batch sizes whose selected predictors interpolate) or without an error
-    bar on ``rise`` (:func:`unjudged`)."""
+    bar on ``rise`` (:func:`unjudged`). The chapter names the unstable arms it read after the verdict
+    (:func:`noted`)."""
     if rho is None or rise is None:
         return Finding(Verdict.NOT_TESTED, ": no rank correlation (fewer than three batch sizes whose selected "
                        "predictors interpolate)")
@@ -225,7 +226,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
                 + ("" if rise is None else f", largest − smallest b: {rise}")
                 + (f" ({', '.join(left_out)} left out: {'; '.join(unmet(*batch_arms))})" if left_out else "")
-                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), rises_with_batch(rho, rise), batch_arms
+                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), noted(rises_with_batch(rho, rise), *fit), batch_arms
 
     return [
         _row("training much longer leaves the spread",

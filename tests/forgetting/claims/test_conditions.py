@@ -18,6 +18,7 @@ from known_arms import (
     UNSTABLE_NOTE,
     arm,
     flat,
+    radial_arm,
     scattered,
 )
 from synthetic import t975
@@ -25,7 +26,9 @@ from synthetic import t975
 from fibook.claims import Finding, Verdict
 from fibook.forgetting.claims import (
     conditions,
+    depth,
     optimizers,
+    sgd_remembers,
 )
 from fibook.forgetting.collapse import collapse_points
 from fibook.forgetting.noise import Difference, noise_floor, spread_difference
@@ -50,6 +53,19 @@ def test_a_verdict_an_unstable_arm_enters_names_it():
     assert one.verdict is Verdict.NO and one.text == f"no; unstable: Adam (η = 0.01) {UNSTABLE_NOTE}"
     two = conditions.noted(no, unstable, arm(1.0, "muon", collapse=True))
     assert two.text == f"no; unstable: Adam (η = 0.01), Muon (η = 0.01) {UNSTABLE_NOTE}"
+
+
+@pytest.mark.parametrize(("name", "decide", "build"), [
+    ("radial memory kept", sgd_remembers.radial_kept, lambda c: radial_arm(0.95, "sgd", collapse=c)),
+    ("common norm", lambda a: optimizers.common_norm([a]), lambda c: radial_arm(0.1, collapse=c)),
+    ("every sigma_w fits", sgd_remembers.every_sigma_interpolates, lambda c: arm(8.0, collapse=c)),
+    ("deep nets fail", lambda a: depth.deep_nets_fail([a]), lambda c: arm(8.0, arch="resnet20", collapse=c)),
+])
+def test_every_rule_that_reads_an_arm_names_it_when_unstable(name, decide, build):
+    stable, unstable = decide(build(False)), decide(build(True))
+    assert "unstable" not in stable.text
+    assert unstable.verdict is stable.verdict
+    assert unstable.text.endswith(f"unstable: {build(True).label.removesuffix(' [unstable]')} {UNSTABLE_NOTE}")
 
 
 def test_an_unstable_one_seed_arm_borrows_only_the_unstable_pool():

@@ -18,6 +18,7 @@ from known_arms import (
     SE,
     SE2,
     SEEDS,
+    UNSTABLE_NOTE,
     UP,
     H,
     arm,
@@ -166,7 +167,11 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
                                             "partly: only η = 0.01, 3 epochs", "yes", "qualitatively"]
     assert rows[2].ours.startswith("η = 0.01, 3 epochs: 10.0 → 9.5 → 5.0 pp at λ = 0, 0.01, 0.06; "
                                    "η = 0.01, 6 epochs: 8.0 → 7.9 pp")
-    assert "rank correlation +1.00" in rows[4].ours
+    assert "rank correlation +1.00" in rows[4].ours and rows[4].agrees == "qualitatively"
+    shaky = finished(*(arm(s, batch_size=b, collapse=b == 64) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
+    shaky_row = rules.time_l2_batch_claims(empty, l2, l2_clock, shaky, lrs=[0.01, 0.1], wds=[0.0, 0.06],
+                                           preset="smoke", noise=NOISE)[4]
+    assert shaky_row.agrees == f"qualitatively; unstable: SGD (η = 0.01) {UNSTABLE_NOTE}"
 
 def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
