@@ -161,13 +161,15 @@ def _scale_seeds(f: ForgettingPreset, g: Grids) -> tuple[int, ...]:
 class Experiment:
     """A named grid: ``arms(f, g)`` lists config overrides, ``sigmas(f, g)`` the sigma_w grid, ``seeds(f, g)``
     the seeds (the preset's ``seeds`` unless the experiment is about seeds), from the preset's sizes ``f`` and
-    Part I's grids ``g`` at that preset."""
+    Part I's grids ``g`` at that preset. ``arm_major``: its runs are ordered arm by arm, fewest epochs first
+    (:func:`runs`), for an experiment whose arms differ several-fold in cost."""
 
     name: str
     description: str
     arms: Callable[[ForgettingPreset, Grids], list[dict]]
     sigmas: Callable[[ForgettingPreset, Grids], tuple[float, ...]]
     seeds: Callable[[ForgettingPreset, Grids], tuple[int, ...]] = _scale_seeds
+    arm_major: bool = False
 
 
 def _main_grid(f: ForgettingPreset, g: Grids) -> tuple[float, ...]:
@@ -249,10 +251,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                _noise_seeds),
     Experiment("clock_ladder", "Adam at one T_adapt reached by rates a decade apart",
                lambda f, g: _fixed_precision(g, [{"optimizer": "adam", "lr": lr, "epochs": e}
-                                                 for lr, e in g.clock_ladder]), _quick_grid, _noise_seeds),
+                                                 for lr, e in g.clock_ladder]), _quick_grid, _noise_seeds,
+               arm_major=True),
     Experiment("tsgd_pair", "low-learning-rate SGD at two batch sizes of equal T_SGD",
                lambda f, g: _fixed_precision(g, [_sgd(g, batch_size=b, epochs=e) for b, e in g.tsgd_pair]),
-               _quick_grid, _noise_seeds),
+               _quick_grid, _noise_seeds, arm_major=True),
 )}
 
 
@@ -272,8 +275,11 @@ def base_config(f: ForgettingPreset) -> dict:
 def runs(name: str, preset: str | Preset, fused: bool = False,
          device: str | torch.device | None = "auto", auto: str | None = None) -> list[TrainConfig]:
     """Every run of experiment ``name`` at ``preset``: seeds x arms x sigma_w, seed-major, so a sweep stopped part
-    way has trained every arm at its first seed before any arm at its second (``fused``: the same runs trained as
-    fused populations, which are runs of their own, see :mod:`fibook.forgetting.sweep`).
+    way has trained every arm at its first seed before any arm at its second; arm-major for an experiment with
+    ``arm_major`` (arms x seeds x sigma_w, the arm of fewest epochs first, ties in the experiment's order), so a
+    sweep stopped part way has finished whole arms, the cheapest first, rather than one seed of its costliest
+    (``fused``: the same runs trained as fused populations, which are runs of their own, see
+    :mod:`fibook.forgetting.sweep`).
 
     A preset whose precision is ``auto`` gets the precision it runs at on ``device`` (``auto``: CUDA when present,
     else the CPU; :func:`fibook.forgetting.devices.auto_precision`), so a run's id says fp32 or bf16; an explicit
@@ -283,8 +289,11 @@ def runs(name: str, preset: str | Preset, fused: bool = False,
     precision = auto if auto is not None and f.precision == "auto" else \
         resolve_precision(f.precision, resolve_device(device))
     base = base_config(f) | {"fused": fused, "precision": precision}
+    arms, seeds = exp.arms(f, g), exp.seeds(f, g)
+    order = [(arm, seed) for arm in sorted(arms, key=lambda a: a.get("epochs", f.epochs)) for seed in seeds] \
+        if exp.arm_major else [(arm, seed) for seed in seeds for arm in arms]
     return [TrainConfig(**{**base, **arm, "sigma_w": sigma, "seed": seed})
-            for seed in exp.seeds(f, g) for arm in exp.arms(f, g) for sigma in exp.sigmas(f, g)]
+            for arm, seed in order for sigma in exp.sigmas(f, g)]
 
 
 def sigma_grid(name: str, preset: str | Preset) -> tuple[float, ...]:

@@ -193,6 +193,24 @@ def test_a_preset_runs_every_arm_at_every_sigma_w_seed_by_seed_with_the_presets_
                              f.data.n_test, f.precision, False)
 
 
+@pytest.mark.parametrize("name", ["clock_ladder", "tsgd_pair"])
+@pytest.mark.parametrize("preset", ["book", "paper"])
+def test_an_arm_major_experiment_finishes_whole_arms_cheapest_first(name, preset):
+    f, g = get_preset(preset).forgetting, grids(preset)
+    configs = runs(name, preset)
+    seeds, sigmas = get_experiment(name).seeds(f, g), get_experiment(name).sigmas(f, g)
+    per_arm = len(seeds) * len(sigmas)
+    arms = [configs[i:i + per_arm] for i in range(0, len(configs), per_arm)]
+    assert [c.epochs for c in configs] == sorted(c.epochs for c in configs)  # fewest epochs first
+    for arm in arms:  # every seed and sigma_w of one arm before the next arm
+        assert [(c.seed, c.sigma_w) for c in arm] == [(k, s) for k in seeds for s in sigmas]
+        assert len({(c.lr, c.batch_size, c.epochs) for c in arm}) == 1
+    seed_major = [TrainConfig(**{**c.to_dict(), "seed": k, "sigma_w": s}) for k in seeds for c in
+                  (a[0] for a in arms) for s in sigmas]
+    assert sorted(map(run_id, configs)) == sorted(map(run_id, seed_major))  # the same runs, in another order
+    assert not get_experiment("seeds").arm_major
+
+
 def test_the_workers_answer_for_auto_replaces_only_a_presets_auto_precision():
     assert get_preset("gpu").forgetting.precision == "auto" and get_preset("smoke").forgetting.precision == "fp32"
     for answer in ("bf16", "fp32"):
