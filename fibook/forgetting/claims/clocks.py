@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, rule
-from fibook.forgetting.arms import Arm
+from fibook.forgetting.arms import Arm, arm_of
 from fibook.forgetting.claims.conditions import CONFIDENCE as CONFIDENCE  # a threshold its rules name
 from fibook.forgetting.claims.conditions import EQUIVALENCE_PP as EQUIVALENCE_PP  # a threshold its rules name
 from fibook.forgetting.claims.conditions import FIXED, NOT_YET, SELECTION, condition, noted, run_ids, shown, unjudged
@@ -131,6 +131,27 @@ def pair_change(a: Arm, b: Arm) -> str:
 
 
 FIXED_CLOCK = ("clock_ladder", "tsgd_pair")  # experiments whose arms are judged by rows of their own
+TWIN_CHECK = "a check added 2026-12-06, after the bf16 pair's verdict was seen"
+
+
+def without_precision(p: ClockPoint) -> tuple:
+    """The settings of ``p``'s arm but its precision: an arm and its twin at another precision share them."""
+    return tuple(kv for kv in arm_of(p.arm.config) if kv[0] != "precision")
+
+
+def precision_twin(pair: tuple[ClockPoint, ClockPoint], twins: Sequence[tuple[ClockPoint, ClockPoint]]
+                   ) -> tuple[ClockPoint, ClockPoint] | None:
+    """Among the equal-clock pairs ``twins`` (of the :data:`FIXED_CLOCK` experiments), the one of the same two
+    arms as ``pair`` at another precision, in ``pair``'s order; None when there is none."""
+    p, q = pair
+    for r, s in twins:
+        if r.arm.config.precision == p.arm.config.precision:
+            continue
+        if (without_precision(r), without_precision(s)) == (without_precision(p), without_precision(q)):
+            return r, s
+        if (without_precision(s), without_precision(r)) == (without_precision(p), without_precision(q)):
+            return s, r
+    return None
 
 
 def trend_claim(points: Sequence[ClockPoint], clock: str, paper: str, noise: NoiseFloor | None, where: str,
@@ -153,7 +174,8 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
     (:func:`trend_claim`) and, where unstable arms are among them, again over the stable ones; for T_SGD again with
     momentum SGD at its raw eta (``raw_points``, the reading before 2026-12-05); per equal-clock pair
     (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the experiments of :data:`FIXED_CLOCK`, whether
-    their spreads agree (:func:`collapses`, after :func:`condition`)."""
+    their spreads agree (:func:`collapses`, after :func:`condition`), and, where those experiments ran the same two
+    arms at another precision (:func:`precision_twin`), the same rule on the twins (:data:`TWIN_CHECK`)."""
     rows = []
     for clock, paper in CLOCK_CLAIMS:
         rows.append(trend_claim(points, clock, paper, noise, where, f"a larger {clock} leaves a smaller spread"))
@@ -164,16 +186,38 @@ def clock_claims(points: Sequence[ClockPoint], noise: NoiseFloor | None, where: 
             rows.append(trend_claim(raw_points, clock, paper, noise, where,
                                     "a larger T_SGD leaves a smaller spread, momentum SGD read at its raw η "
                                     "and left out (the reading before 2026-12-05)"))
-    for p, q in equal_clock_pairs([p for p in points if p.experiment not in FIXED_CLOCK]):
-        d = spread_difference(p.arm, q.arm, noise)
-        rows.append(Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}",
-                          "the paper's organising idea (clocks, not epochs)",
-                          f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the "
-                          f"selected checkpoints): {shown(p.spread.value, 1)} vs {shown(q.spread.value, 1)} pp "
-                          f"(difference {d}) ({where})", collapses(p.arm, q.arm, noise), rule=collapses,
-                          runs=run_ids(p.arm, q.arm),
-                          key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}"))
+    for pair, twin in checked_pairs(points):
+        rows.append(pair_claim(*pair, noise, where))
+        if twin is not None:
+            rows.append(pair_claim(*twin, noise, where, f", in {twin[0].arm.config.precision} (the "
+                                                       f"{twin[0].experiment} runs of the same arms; {TWIN_CHECK})"))
     return rows
+
+
+def checked_pairs(points: Sequence[ClockPoint]) -> list[tuple[tuple[ClockPoint, ClockPoint],
+                                                                 tuple[ClockPoint, ClockPoint] | None]]:
+    """Each equal-clock pair (:func:`~fibook.forgetting.collapse.equal_clock_pairs`) outside the experiments of
+    :data:`FIXED_CLOCK`, with its twin at another precision in those experiments (:func:`precision_twin`; None
+    without one)."""
+    twins = equal_clock_pairs([p for p in points if p.experiment in FIXED_CLOCK])
+    return [(pair, precision_twin(pair, twins))
+            for pair in equal_clock_pairs([p for p in points if p.experiment not in FIXED_CLOCK])]
+
+
+def pair_claim(p: ClockPoint, q: ClockPoint, noise: NoiseFloor | None, where: str, also: str = "") -> Claim:
+    """The row of one equal-clock pair (:func:`collapses`): its clock over each run and at the selected
+    checkpoints, each arm's spread with its seeds and precision, and their difference; ``also`` follows the
+    claim."""
+    d = spread_difference(p.arm, q.arm, noise)
+    seeds = [len({r.config.seed for r in x.arm.records}) for x in (p, q)]
+    arm_text = [f"{shown(x.spread.value, 1)} pp ({n} seed{'s' * (n > 1)}, {x.arm.config.precision})"
+                for x, n in zip((p, q), seeds, strict=True)]
+    return Claim(f"equal {p.clock}, equal spread: {p.arm.label} vs {q.arm.label}{also}",
+                 "the paper's organising idea (clocks, not epochs)",
+                 f"{p.clock} = {p.run_value:.3g} over each run ({p.value:.3g} and {q.value:.3g} at the selected "
+                 f"checkpoints): {arm_text[0]} vs {arm_text[1]} (difference {d}) ({where})",
+                 collapses(p.arm, q.arm, noise), rule=collapses, runs=run_ids(p.arm, q.arm),
+                 key=f"equal {p.clock}, equal spread: {p.mechanism}, {pair_change(p.arm, q.arm)}{also}")
 
 
 def reading_verdicts(by_reading: Mapping[str, tuple[Sequence[ClockPoint], NoiseFloor | None]], where: str,

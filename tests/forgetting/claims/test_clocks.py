@@ -26,7 +26,7 @@ from known_arms import (
     scattered,
 )
 from scipy.stats import spearmanr
-from synthetic import t95
+from synthetic import t95, t975
 
 from fibook import stats
 from fibook.claims import Verdict
@@ -158,10 +158,10 @@ def test_ladder_rows_wait_until_every_arm_has_finished_on_every_seed():
     assert "Σ η 0.5 vs 2" in done[1].ours  # T_adapt records sum eta: 3 and 12 epochs
 
 def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1, wd=0.0, experiment="x",
-          collapse=False):
+          collapse=False, precision="fp32"):
     """A ClockPoint of a one-seed arm of ``spread`` pp on T_adapt, read at ``value`` (the whole run:
     ``run_value``); unstable with ``collapse``."""
-    a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau, collapse=collapse)
+    a = arm(spread, optimizer, lr=lr, wd=wd, epochs=epochs, tau=tau, collapse=collapse, precision=precision)
     return ClockPoint(experiment, a, "T_adapt", value, value, value,
                       value if run_value is None else run_value, spread_estimate(a, NOISE))
 
@@ -248,6 +248,26 @@ def test_equal_clock_pairs_collapse_when_their_spreads_lie_within_the_margin():
         assert "T_adapt = 2 over each run (1 and 1.5 at the selected checkpoints)" in row.ours
     fixed = [dataclasses.replace(p, experiment="clock_ladder") for p in same]  # judged by rows of their own
     assert not any(r.claim.startswith("equal") for r in clocks.clock_claims(fixed, NOISE, "smoke"))
+
+def test_an_equal_clock_pair_is_read_again_on_its_twins_at_another_precision():
+    def pair(experiment, precision, spreads=(5.0, 1.0)):
+        return [point(spreads[0], 1.0, run_value=2.0, lr=1e-3, epochs=3, experiment=experiment, precision=precision),
+                point(spreads[1], 1.5, run_value=2.0, lr=5e-4, epochs=6, experiment=experiment, precision=precision)]
+
+    bf16, fp32 = pair("adaptive_clock", "bf16"), pair("clock_ladder", "fp32", spreads=(5.0, 5.0))
+    rows = [r for r in clocks.clock_claims(bf16 + fp32[::-1], NOISE, "smoke") if r.claim.startswith("equal")]
+    assert [r.agrees.split(":")[0] for r in rows] == ["no", "yes"]  # the twins, listed in either order, agree
+    h = t975(4) * math.hypot(0.5, 0.5)  # two one-seed arms: the pooled std on its 4 degrees of freedom
+    assert rows[0].ours.endswith(f"5.0 pp (1 seed, bf16) vs 1.0 pp (1 seed, bf16) (difference +4.0 pp, 95 % "
+                                 f"[{4 - h:+.1f}, {4 + h:+.1f}] (unpaired)) (smoke)")
+    assert rows[1].claim == (f"{rows[0].claim}, in fp32 (the clock_ladder runs of the same arms; a check added "
+                             "2026-12-06, after the bf16 pair's verdict was seen)")
+    assert rows[1].key != rows[0].key and len(rows[1].runs) == 4 and set(rows[1].runs).isdisjoint(rows[0].runs)
+    for others in (pair("clock_ladder", "bf16"),  # the same precision: not a twin
+                   [fp32[0], point(5.0, 1.5, run_value=2.0, lr=2.5e-4, epochs=12, experiment="clock_ladder")],
+                   fp32[:1]):  # another pair, or no pair
+        assert len([r for r in clocks.clock_claims(bf16 + others, NOISE, "smoke") if r.claim.startswith("equal")]) == 1
+
 
 def test_an_equal_clock_pair_is_named_by_its_factors_whichever_arm_comes_first():
     from synthetic import grid_records
