@@ -332,7 +332,9 @@ def tested(records: Sequence[Mapping]) -> list[Mapping]:
 def family_wise_line(records: Sequence[Mapping]) -> str:
     """How many of ``records`` a significance test decided, and the Bonferroni bound on the chance that at least
     one of them reports an effect that is not there (:func:`fibook.stats.family_wise_error`; the tests are not
-    corrected for multiplicity, so the bound is what a reader should allow for); empty when none was tested."""
+    corrected for multiplicity, so the bound is what a reader should allow for); empty when none was tested. Each
+    row counts as one test at its level, and so does a row that combines several tests (a trend read step by step,
+    a ladder's rungs), for which the bound is approximate; the line says so."""
     from fibook.stats import family_wise_error
 
     found = tested(records)
@@ -344,7 +346,7 @@ def family_wise_line(records: Sequence[Mapping]) -> str:
     bound = sum(family_wise_error(1, r["thresholds"]["CONFIDENCE"]) for r in found)
     return (f"{len(found)} decided by tests at {level} each, uncorrected: the chance that "
             f"at least one of them reports an effect that is not there is at most {100 * min(1.0, bound):.0f} % "
-            "(Bonferroni)")
+            "(Bonferroni, one test per row)")
 
 
 def table_rows(claims: Sequence[Claim]) -> list[dict[str, str]]:

@@ -262,7 +262,7 @@ def test_the_family_wise_line_bounds_the_chance_of_a_false_effect_by_k_times_alp
     recs = [record("yes", TESTED_AT)] * k + [record("not tested yet", TESTED_AT), record("yes", {"LIMIT": 2.0})]
     line = family_wise_line(recs)
     assert line.startswith(f"{k} decided by tests at the 5 % level each, uncorrected")
-    assert line.endswith(f"is at most {bound} % (Bonferroni)")
+    assert line.endswith(f"is at most {bound} % (Bonferroni, one test per row)")
     assert bound == round(100 * min(1.0, k * 0.05))
 
 
@@ -270,7 +270,7 @@ def test_the_family_wise_line_reads_each_rows_own_level_and_is_empty_without_a_t
     recs = [record("yes", {"CONFIDENCE": 0.99}), record("no", {"CONFIDENCE": 0.9})]
     assert family_wise_line(recs) == ("2 decided by tests at levels of 1 to 10 % each, uncorrected: the chance that "
                                       "at least one of them reports an effect that is not there is at most 11 % "
-                                      "(Bonferroni)")  # 1 % + 10 %
+                                      "(Bonferroni, one test per row)")  # 1 % + 10 %
     assert family_wise_line([record("not tested yet", TESTED_AT), record("yes", {"LIMIT": 2.0})]) == ""
     assert family_wise_line([]) == ""
 
