@@ -5,9 +5,9 @@ sigma_w grid has finished for every seed, with how much of the experiment has ru
 verdict reads); those a figure of a sweep under way can already show (:func:`started_arms`); and every
 experiment's arms on the quick sigma_w grid with their seeds pooled (:func:`pooled_arms`: the arms of the noise
 floor, :mod:`fibook.forgetting.noise`, and of the clock collapse, :mod:`fibook.forgetting.collapse`). The tables:
-an arm's spread under each selection rule (:func:`selection_rows`, :func:`reading_rows`;
-:data:`fibook.forgetting.checkpoints.SELECTIONS`), and how the worst run of an arm kept its fit of the training
-set (:func:`stability_rows`).
+an arm's spread under each selection rule (:func:`selection_rows`; with error bars for the pooled arms,
+:func:`fibook.forgetting.noise.reading_rows`; :data:`fibook.forgetting.checkpoints.SELECTIONS`), and how the worst
+run of an arm kept its fit of the training set (:func:`stability_rows`).
 
 Serves ``sgd_remembers``, ``time_lr_l2_batch``, ``depth``, ``optimizers`` (its table of selection rules) and
 ``clocks`` (its tables of readings and of stability).
@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fibook.forgetting.arms import Arm, arm_of, arms, seed_matrix
-from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.experiments import EXPERIMENTS, grids, runs
 from fibook.forgetting.records import Record
 from fibook.forgetting.results import load
@@ -137,24 +136,6 @@ def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("b
             row[f"{s}: epochs"] = a.epoch_range()
             row[f"{s}: interpolating"] = f"{sum(a.selected_interpolated)} of {len(a.sigmas)}"
         rows.append(row)
-    return rows
-
-
-def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
-    """Per arm of :func:`pooled_arms` (the quick grid, seeds pooled): its spread of seed-means under each reading,
-    the best validation loss over the whole run, over the second half (the book's), the last epoch, and the mean
-    of the last ``LAST_EPOCHS`` epochs, with how many sigma_w's selected predictors fit the training set under the
-    book's reading and whether the arm is stable (an arm that never fits is not unstable, it does not fit): how
-    much a verdict owes to the checkpoint it reads."""
-    by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(preset, s, arch)} for s in ("best", "late", "last")}
-    rows = []
-    for key, a in by_rule["late"].items():
-        seeds = len({r.config.seed for r in a.records})
-        rows.append({"arm": a.label, "seeds": seeds,
-                     **{f"{s}: spread (pp)": f"{by_rule[s][key].spread_pp:.1f}" for s in ("best", "late", "last")},
-                     f"last {LAST_EPOCHS} epochs: spread (pp)": f"{a.last_epochs_spread_pp:.1f}",
-                     "selected predictors fit (book's reading)": f"{sum(a.selected_interpolated)} of {len(a.sigmas)}",
-                     "stable": "no" if a.unstable else "yes"})
     return rows
 
 

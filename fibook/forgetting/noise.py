@@ -14,8 +14,9 @@ falls out of it (:func:`fibook.forgetting.metrics.collapsed`) makes its arm *uns
 only from unstable arms.
 
 Serves "SGD remembers" (``sgd_remembers``: the noise floor of the ``seed_noise`` arm) and every chapter whose
-verdicts compare spreads: ``time_lr_l2_batch``, ``optimizers`` and ``clocks``; the appendix's verdict rules
-describe it (``chapters/_includes/part1_noise.md``).
+verdicts compare spreads: ``time_lr_l2_batch``, ``optimizers`` and ``clocks`` (also its table of every arm's spread
+with its error bar under each reading, :func:`reading_rows`); the appendix's verdict rules describe it
+(``chapters/_includes/part1_noise.md``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 
 from fibook import stats
 from fibook.forgetting import metrics
-from fibook.forgetting.arms import Arm, seed_matrix, seed_spreads, seed_std_pp, spread_of_means
+from fibook.forgetting.arms import Arm, arm_of, seed_matrix, seed_spreads, seed_std_pp, spread_of_means
+from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.loading import finished_arms, pooled_arms
 
 
@@ -187,3 +189,29 @@ def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None, weight: float = 
         return Difference(boot.value, boot.se, len(common) - 1, paired=True, seeds=len(common))
     ea, eb = spread_estimate(a, noise), spread_estimate(b, noise)
     return Difference(ea.value - weight * eb.value, math.hypot(ea.se, weight * eb.se), min(ea.df, eb.df))
+
+
+READINGS = ("best", "late", "last")  # the readings of reading_rows: the paper's, the book's, the last epoch
+
+
+def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
+    """Per arm of :func:`~fibook.forgetting.loading.pooled_arms` (the quick grid, seeds pooled): its spread of
+    seed-means with its error bar (:func:`spread_estimate`, a one-seed arm borrowing from that reading's
+    :func:`noise_floor`) under each reading of ``READINGS``, the best validation loss over the whole run, over the
+    second half (the book's), the last epoch; the mean of the last ``LAST_EPOCHS`` epochs (no error bar); how many
+    sigma_w's selected predictors fit the training set under the book's reading and whether the arm is stable (an
+    arm that never fits is not unstable, it does not fit): how much a verdict owes to the checkpoint it reads."""
+    by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(preset, s, arch)} for s in READINGS}
+    floors = {s: noise_floor(preset, s) for s in READINGS}
+
+    def shown(e: SpreadEstimate) -> str:
+        return f"{e.value:.1f} ± {e.se:.1f}" if e.has_error_bar else f"{e.value:.1f} (no error bar)"
+
+    rows = []
+    for key, a in by_rule["late"].items():
+        rows.append({"arm": a.label, "seeds": len({r.config.seed for r in a.records}),
+                     **{f"{s}: spread (pp)": shown(spread_estimate(by_rule[s][key], floors[s])) for s in READINGS},
+                     f"last {LAST_EPOCHS} epochs: spread (pp)": f"{a.last_epochs_spread_pp:.1f}",
+                     "selected predictors fit (book's reading)": f"{sum(a.selected_interpolated)} of {len(a.sigmas)}",
+                     "stable": "no" if a.unstable else "yes"})
+    return rows

@@ -14,8 +14,14 @@ from fibook.forgetting import results
 from fibook.forgetting.arms import arms
 from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.experiments import run_id, runs
-from fibook.forgetting.loading import reading_rows
-from fibook.forgetting.noise import NoiseFloor, noise_floor, pooled_spread_std, spread_difference, spread_estimate
+from fibook.forgetting.noise import (
+    NoiseFloor,
+    noise_floor,
+    pooled_spread_std,
+    reading_rows,
+    spread_difference,
+    spread_estimate,
+)
 
 
 def test_the_noise_floor_is_the_expected_range_of_seed_and_test_noise():
@@ -70,7 +76,11 @@ def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms
                         f"last {LAST_EPOCHS} epochs: spread (pp)", "selected predictors fit (book's reading)",
                         "stable"}
     assert sgd["selected predictors fit (book's reading)"] == "2 of 2"
-    assert sgd["best: spread (pp)"] == "2.0"  # the seed-means: 1 and 3 pp average to 2
+    se = enumerated_bootstrap([[0.8, 0.79], [0.8, 0.77]], lambda m: 100 * np.ptp(m.mean(axis=0)))
+    assert se == pytest.approx(1.0)  # the seed-means' spread over the four resamples: 1, 2, 2, 3 pp
+    assert sgd["best: spread (pp)"] == f"2.0 ± {se:.1f}"  # the seed-means: 1 and 3 pp average to 2
+    adam = rows["Adam (η = 0.001, b = 128, 2 epochs) [unstable]"]
+    assert adam["best: spread (pp)"] == f"2.0 ± {se * 2:.1f}"  # 0 and 4 pp: twice the scatter
 
 
 def seeded(spreads, optimizer="sgd", lr=0.01, sigmas=(1.0, 2.0), collapse=False):
