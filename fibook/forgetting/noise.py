@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from fibook import stats
 from fibook.forgetting import metrics
@@ -215,3 +216,56 @@ def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
                      "selected predictors fit (book's reading)": f"{sum(a.selected_interpolated)} of {len(a.sigmas)}",
                      "stable": "no" if a.unstable else "yes"})
     return rows
+
+
+@dataclass(frozen=True)
+class PrecisionCheck:
+    """Runs of one config and seed trained at two precisions (bf16 and fp32), compared spread by spread.
+
+    ``rows``: per such (arm, seed), the one-seed spread at each precision and their difference. If precision does
+    not change a spread's distribution, two runs of one seed differ at most as two independent one-seed spreads do,
+    with variance 2 s^2 (s the pooled std of a one-seed spread, ``spread_std_pp``, on ``spread_df`` degrees of
+    freedom); the ratio F = mean(d^2) / (2 s^2) of the n differences d is then at most F(n, spread_df)-distributed,
+    and ``p_value`` = P(F(n, df) >= F) tests for more difference than that (one-sided). ``rms_pp`` =
+    sqrt(mean(d^2)); ``expected_pp`` = sqrt(2) s."""
+
+    rows: list[dict]
+    rms_pp: float
+    expected_pp: float
+    p_value: float
+
+    @property
+    def line(self) -> str:
+        """The comparison in one sentence (rounded), or why there is none."""
+        if not self.rows:
+            return "no run was trained at both precisions with the same config and seed"
+        if math.isnan(self.p_value):
+            return f"{len(self.rows)} paired spreads, root mean square difference {self.rms_pp:.1f} pp; no pooled std"
+        return (f"{len(self.rows)} paired spreads: root mean square difference {self.rms_pp:.1f} pp against "
+                f"{self.expected_pp:.1f} pp for two independent one-seed spreads (√2 × the pooled std); "
+                f"F test p = {self.p_value:.2g}")
+
+
+def precision_check(preset: str, selection: str, noise: NoiseFloor | None, arch: str = "resnet9") -> PrecisionCheck:
+    """Every arm of :func:`~fibook.forgetting.loading.pooled_arms` that also ran at another precision with the
+    same config, seed by seed (the seeds both have on the whole grid), read by rule ``selection``; stable arms only
+    (an unstable arm's spread depends on the reading), in the order of the arms' labels, then seeds."""
+    pool = [a for _, a in pooled_arms(preset, selection, arch) if not a.unstable]
+    by_rest: dict[tuple, dict[str, Arm]] = {}
+    for a in pool:
+        rest = tuple(kv for kv in arm_of(a.config) if kv[0] != "precision")
+        by_rest.setdefault(rest, {})[a.config.precision] = a
+    rows = []
+    for both in sorted((b for b in by_rest.values() if len(b) == 2), key=lambda b: min(a.label for a in b.values())):
+        (p, a), (q, b) = sorted(both.items())
+        sa, sb = seed_spreads(a), seed_spreads(b)
+        for seed in sorted(set(sa) & set(sb)):
+            rows.append({"arm": a.label, "seed": seed, f"spread, {p} (pp)": f"{sa[seed]:.1f}",
+                         f"spread, {q} (pp)": f"{sb[seed]:.1f}", "difference (pp)": stats.signed(sa[seed] - sb[seed]),
+                         "_d": sa[seed] - sb[seed]})
+    d = np.array([r.pop("_d") for r in rows])
+    rms = float(np.sqrt(np.mean(d**2))) if len(d) else math.nan
+    s = math.nan if noise is None else noise.spread_std_pp
+    p_value = math.nan if not len(d) or math.isnan(s) else \
+        float(scipy_stats.f.sf(np.mean(d**2) / (2 * s**2), len(d), noise.spread_df))
+    return PrecisionCheck(rows, rms, math.sqrt(2) * s, p_value)

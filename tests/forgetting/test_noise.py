@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import f as f_dist
 from synthetic import enumerated_bootstrap, rec, t975
 
 from fibook.forgetting import results
@@ -18,6 +19,7 @@ from fibook.forgetting.noise import (
     NoiseFloor,
     noise_floor,
     pooled_spread_std,
+    precision_check,
     reading_rows,
     spread_difference,
     spread_estimate,
@@ -191,3 +193,27 @@ def test_differences_without_two_shared_seeds_add_each_arms_error_bar():
     assert not spread_difference(a, other_grid, NOISE).paired
     no_bar = spread_difference(seeded([4.0]), seeded([2.0], optimizer="adam"), None)
     assert not no_bar.has_error_bar and str(no_bar) == "+2.0 pp (no error bar)"
+
+
+def test_runs_of_one_seed_at_two_precisions_are_compared_against_two_independent_one_seed_spreads(tmp_path,
+                                                                                                monkeypatch):
+    monkeypatch.setenv("FIBOOK_RESULTS", str(tmp_path))
+    for c in runs("seed_noise", "smoke"):  # SGD, stable, one precision: spreads 1 and 3 pp (the pooled std)
+        store("seed_noise", dataclasses.replace(c, precision="bf16"), 0.8 - (0.01 + 0.02 * c.seed) * (c.sigma_w > 0.5),
+              1)
+    empty = precision_check("smoke", "late", noise_floor("smoke", "late"))
+    assert empty.rows == [] and empty.line.startswith("no run was trained at both precisions")
+    for c in (c for c in runs("seeds", "smoke") if c.optimizer == "adam"):  # Adam in both, seeds 0 and 1
+        store("seeds", dataclasses.replace(c, precision="bf16"), 0.8 - 0.05 * (c.sigma_w > 0.5), 1)
+        fp32 = dataclasses.replace(c, precision="fp32")
+        store("clock_ladder", fp32, 0.8 - (0.02 + 0.01 * c.seed) * (c.sigma_w > 0.5), 1)
+    noise = noise_floor("smoke", "late")
+    check = precision_check("smoke", "late", noise)
+    assert [(r["seed"], r["spread, bf16 (pp)"], r["spread, fp32 (pp)"], r["difference (pp)"]) for r in check.rows] == [
+        (0, "5.0", "2.0", "+3.0"), (1, "5.0", "3.0", "+2.0")]
+    s = noise.spread_std_pp  # pooled over the stable multi-seed arms: SGD (1, 3) and both Adam arms
+    assert check.rms_pp == pytest.approx(math.sqrt((9 + 4) / 2))
+    assert check.expected_pp == pytest.approx(math.sqrt(2) * s)
+    assert check.p_value == pytest.approx(f_dist.sf(6.5 / (2 * s**2), 2, noise.spread_df))
+    assert check.line == (f"2 paired spreads: root mean square difference 2.5 pp against {math.sqrt(2) * s:.1f} pp for "
+                          f"two independent one-seed spreads (√2 × the pooled std); F test p = {check.p_value:.2g}")
