@@ -10,7 +10,7 @@ an arm's spread under each selection rule (:func:`selection_rows`; with error ba
 run of an arm kept its fit of the training set (:func:`stability_rows`).
 
 Serves ``sgd_remembers``, ``time_lr_l2_batch``, ``depth``, ``optimizers`` (its table of selection rules) and
-``clocks`` (its tables of readings and of stability).
+``clocks`` (its table of stability).
 """
 
 from __future__ import annotations
