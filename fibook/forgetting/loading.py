@@ -4,13 +4,12 @@ An experiment's arms at a preset (:func:`load_arms`, a clear error when nothing 
 sigma_w grid has finished for every seed, with how much of the experiment has run (:func:`finished_arms`: what a
 verdict reads); those a figure of a sweep under way can already show (:func:`started_arms`); and every
 experiment's arms on the quick sigma_w grid with their seeds pooled (:func:`pooled_arms`: the arms of the noise
-floor, :mod:`fibook.forgetting.noise`, and of the clock collapse, :mod:`fibook.forgetting.collapse`). The tables:
-an arm's spread under each selection rule (:func:`selection_rows`; with error bars for the pooled arms,
-:func:`fibook.forgetting.noise.reading_rows`; :data:`fibook.forgetting.checkpoints.SELECTIONS`), and how the worst
-run of an arm kept its fit of the training set (:func:`stability_rows`).
+floor, :mod:`fibook.forgetting.noise`, and of the clock collapse, :mod:`fibook.forgetting.collapse`). The table of
+how the worst run of an arm kept its fit of the training set (:func:`stability_rows`; the tables of an arm's spread
+under each reading are :mod:`fibook.forgetting.noise`'s, with error bars).
 
-Serves ``sgd_remembers``, ``time_lr_l2_batch``, ``depth``, ``optimizers`` (its table of selection rules) and
-``clocks`` (its table of stability).
+Serves ``sgd_remembers``, ``time_lr_l2_batch``, ``depth``, ``optimizers`` and ``clocks`` (its table of
+stability).
 """
 
 from __future__ import annotations
@@ -120,23 +119,6 @@ def own_seeds(found: Finished, show: Sequence[str], selection: str, arch: str = 
         return b
 
     return dataclasses.replace(found, arms=[widest(a) for a in found.arms])
-
-
-def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:
-    """Per arm of ``experiment``: under each rule of :data:`~fibook.forgetting.checkpoints.SELECTIONS`, the spread, the
-    selected epochs and how many sigma_w's selected predictors interpolate (how much a verdict owes to the checkpoint it
-    reads)."""
-    by_rule = {s: load_arms(experiment, preset, selection=s) for s in selections}
-    rows = []
-    for i, first in enumerate(by_rule[selections[0]]):
-        row = {"arm": first.label}
-        for s, arm_list in by_rule.items():
-            a = arm_list[i]
-            row[f"{s}: spread (pp)"] = f"{a.spread_pp:.1f}"
-            row[f"{s}: epochs"] = a.epoch_range()
-            row[f"{s}: interpolating"] = f"{sum(a.selected_interpolated)} of {len(a.sigmas)}"
-        rows.append(row)
-    return rows
 
 
 def stability_rows(arm_list: Sequence[Arm]) -> list[dict]:

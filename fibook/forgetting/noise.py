@@ -32,7 +32,7 @@ from fibook import stats
 from fibook.forgetting import metrics
 from fibook.forgetting.arms import Arm, arm_of, seed_matrix, seed_spreads, seed_std_pp, spread_of_means
 from fibook.forgetting.checkpoints import LAST_EPOCHS
-from fibook.forgetting.loading import finished_arms, pooled_arms
+from fibook.forgetting.loading import finished_arms, load_arms, pooled_arms
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,30 @@ def spread_difference(a: Arm, b: Arm, noise: NoiseFloor | None, weight: float = 
 READINGS = ("best", "late", "last")  # the readings of reading_rows: the paper's, the book's, the last epoch
 
 
+def with_error_bar(e: SpreadEstimate) -> str:
+    """``8.4 ± 0.4``: a spread and its standard error in pp, for a table's cell (``8.4 (no error bar)`` without)."""
+    return f"{e.value:.1f} ± {e.se:.1f}" if e.has_error_bar else f"{e.value:.1f} (no error bar)"
+
+
+def selection_rows(experiment: str, preset: str, selections: Sequence[str] = ("best", "late")) -> list[dict]:
+    """Per arm of ``experiment``: under each rule of :data:`~fibook.forgetting.checkpoints.SELECTIONS`, the spread
+    with its error bar (:func:`spread_estimate`, a one-seed arm borrowing from that rule's :func:`noise_floor`), the
+    selected epochs and how many sigma_w's selected predictors interpolate (how much a verdict owes to the checkpoint
+    it reads)."""
+    by_rule = {s: load_arms(experiment, preset, selection=s) for s in selections}
+    floors = {s: noise_floor(preset, s) for s in selections}
+    rows = []
+    for i, first in enumerate(by_rule[selections[0]]):
+        row = {"arm": first.label}
+        for s, arm_list in by_rule.items():
+            a = arm_list[i]
+            row[f"{s}: spread (pp)"] = with_error_bar(spread_estimate(a, floors[s]))
+            row[f"{s}: epochs"] = a.epoch_range()
+            row[f"{s}: interpolating"] = f"{sum(a.selected_interpolated)} of {len(a.sigmas)}"
+        rows.append(row)
+    return rows
+
+
 def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
     """Per arm of :func:`~fibook.forgetting.loading.pooled_arms` (the quick grid, seeds pooled): its spread of
     seed-means with its error bar (:func:`spread_estimate`, a one-seed arm borrowing from that reading's
@@ -204,14 +228,11 @@ def reading_rows(preset: str, arch: str = "resnet9") -> list[dict]:
     arm that never fits is not unstable, it does not fit): how much a verdict owes to the checkpoint it reads."""
     by_rule = {s: {arm_of(a.config): a for _, a in pooled_arms(preset, s, arch)} for s in READINGS}
     floors = {s: noise_floor(preset, s) for s in READINGS}
-
-    def shown(e: SpreadEstimate) -> str:
-        return f"{e.value:.1f} ± {e.se:.1f}" if e.has_error_bar else f"{e.value:.1f} (no error bar)"
-
     rows = []
     for key, a in by_rule["late"].items():
         rows.append({"arm": a.label, "seeds": len({r.config.seed for r in a.records}),
-                     **{f"{s}: spread (pp)": shown(spread_estimate(by_rule[s][key], floors[s])) for s in READINGS},
+                     **{f"{s}: spread (pp)": with_error_bar(spread_estimate(by_rule[s][key], floors[s]))
+                        for s in READINGS},
                      f"last {LAST_EPOCHS} epochs: spread (pp)": f"{a.last_epochs_spread_pp:.1f}",
                      "selected predictors fit (book's reading)": f"{sum(a.selected_interpolated)} of {len(a.sigmas)}",
                      "stable": "no" if a.unstable else "yes"})

@@ -21,7 +21,6 @@ from fibook.forgetting.collapse import (
 )
 from fibook.forgetting.config import TrainConfig
 from fibook.forgetting.experiments import grids, runs
-from fibook.forgetting.loading import selection_rows
 from fibook.forgetting.noise import noise_floor
 from fibook.presets import get_preset
 
@@ -44,9 +43,6 @@ def test_the_collapse_pools_every_experiments_runs_of_an_arm_on_the_quick_grid(t
     assert point.experiment == "sgd_remembers" and point.clock == "T_SGD"
     assert sorted({r.config.seed for r in point.arm.records}) == [0, 1] and not point.spread.borrowed
     assert baseline_arm([point], "smoke") is point.arm
-    (row,) = selection_rows("seed_noise", "smoke")
-    assert set(row) == {"arm", *(f"{s}: {k}" for s in ("best", "late")
-                                 for k in ("spread (pp)", "epochs", "interpolating"))}
 
 
 def test_the_collapse_counts_an_arm_with_the_seeds_that_cover_its_grid(tmp_path, monkeypatch):

@@ -21,6 +21,7 @@ from fibook.forgetting.noise import (
     pooled_spread_std,
     precision_check,
     reading_rows,
+    selection_rows,
     spread_difference,
     spread_estimate,
 )
@@ -83,6 +84,10 @@ def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms
     assert sgd["best: spread (pp)"] == f"2.0 ± {se:.1f}"  # the seed-means: 1 and 3 pp average to 2
     adam = rows["Adam (η = 0.001, b = 128, 2 epochs) [unstable]"]
     assert adam["best: spread (pp)"] == f"2.0 ± {se * 2:.1f}"  # 0 and 4 pp: twice the scatter
+    (row,) = selection_rows("seed_noise", "smoke")  # the same SGD runs, read per experiment
+    assert row == {"arm": "SGD (η = 0.05)", "best: spread (pp)": f"2.0 ± {se:.1f}", "best: epochs": "1",
+                   "best: interpolating": "2 of 2", "late: spread (pp)": f"2.0 ± {se:.1f}", "late: epochs": "2",
+                   "late: interpolating": "2 of 2"}
 
 
 def seeded(spreads, optimizer="sgd", lr=0.01, sigmas=(1.0, 2.0), collapse=False):
