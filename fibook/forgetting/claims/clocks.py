@@ -99,6 +99,20 @@ def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
     return noted(Finding(Verdict.NOT_RESOLVED, f": smallest − largest rate is {diffs[-1]}"), *rungs)
 
 
+@rule("EQUIVALENCE_PP", "CLOCK_RHO", "CONFIDENCE", fixed=FIXED["ladder-fitting"])
+def clock_or_rate_where_fitting(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
+    """:func:`clock_or_rate` on the rungs whose selected predictors fit the training set (:func:`condition`),
+    largest rate first: the ladder read where the condition holds, when a rung fails it (the ladder's own row is
+    then "not tested"); ``not tested`` with fewer than three such rungs (a trend in the rate needs three), and
+    ``not tested`` with a reason when every rung fits (the ladder's own row decides then)."""
+    fitting = [r for r in rungs if condition(r) is None]
+    if len(fitting) == len(rungs):
+        return Finding(Verdict.NOT_TESTED, ": every rung fits, so the ladder's own row decides")
+    if len(fitting) < 3:
+        return Finding(Verdict.NOT_TESTED, f": {len(fitting)} rung(s) fit the training set, a trend needs three")
+    return clock_or_rate(fitting, noise)
+
+
 CLOCK_CLAIMS = (
     ("T_SGD", "each mechanism acts on a timescale set by its regularization (abstract); larger batches (smaller "
               f"T_SGD) forget more slowly (secondary); {HEADLINE_SPREAD} at T_SGD = {HEADLINE_T_SGD}, "
@@ -241,14 +255,19 @@ def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, wh
     rows = []
     claim = "at a fixed T_adapt the spread does not depend on η (the clock, not the rate, forgets)"
     paper = "the paper's organising idea (clocks, not epochs); the paper runs no fixed-clock ladder"
+    fitting = f"{claim}, over the rungs whose selected predictors fit (a reading fixed 2026-12-06, see its rule)"
     if len(ladder.arms) < ladder.total_arms:
-        rows.append(Claim(claim, paper, f"not finished ({ladder.progress})", NOT_YET, rule=clock_or_rate,
-                          runs=run_ids(*ladder.arms)))
+        for c, decide in ((claim, clock_or_rate), (fitting, clock_or_rate_where_fitting)):
+            rows.append(Claim(c, paper, f"not finished ({ladder.progress})", NOT_YET, rule=decide,
+                              runs=run_ids(*ladder.arms)))
     else:
         rungs = sorted(ladder.arms, key=lambda a: -a.config.lr)
-        text = "; ".join(f"η = {a.config.lr:g} × {a.config.epochs}: {spread_estimate(a, noise)}" for a in rungs)
-        rows.append(Claim(claim, paper, f"T_adapt = {rungs[0].run_clock()[1]:.3g} over each run; {text} ({where})",
-                          clock_or_rate(rungs, noise), rule=clock_or_rate, runs=run_ids(*rungs)))
+        text = "; ".join(f"η = {a.config.lr:g} × {a.config.epochs}: {spread_estimate(a, noise)} "
+                         f"({sum(a.selected_interpolated)} of {len(a.sigmas)} σ_w fit)" for a in rungs)
+        ours = f"T_adapt = {rungs[0].run_clock()[1]:.3g} over each run; {text} ({where})"
+        rows.append(Claim(claim, paper, ours, clock_or_rate(rungs, noise), rule=clock_or_rate, runs=run_ids(*rungs)))
+        rows.append(Claim(fitting, paper, ours, clock_or_rate_where_fitting(rungs, noise),
+                          rule=clock_or_rate_where_fitting, runs=run_ids(*rungs)))
     claim = "equal T_SGD, equal spread, with Σ η twice as large in one arm (T_SGD, not Σ η, is SGD's clock)"
     paper = "T_SGD = Σ η²/b is the clock of SGD's implicit regularization (abstract, secondary)"
     if len(pair.arms) < pair.total_arms:

@@ -83,6 +83,9 @@ FIXED = {
     "2026-12-05": "2026-12-05, after every Part I book result but clock_ladder's and tsgd_pair's",
     "ladder": ("2026-12-05, before every clock_ladder and tsgd_pair run but the first (η 0.01 × 40, σ_w 0.1, seed 0, "
                "recorded 9 minutes earlier); two rungs and one pair arm repeat settings whose bf16 results existed"),
+    "ladder-fitting": ("2026-12-06, after clock_ladder's η 0.01 × 40 rung had finished on its 3 seeds (its selected "
+                       "predictors at σ_w 0.1 do not fit) and the η 0.005 and 0.0025 rungs on seed 0; before any "
+                       "η 0.001 run and any other seed of those two rungs"),
 }
 
 

@@ -123,9 +123,11 @@ def test_rows_that_wait_for_a_sweep_under_way_still_name_their_rule():
     rungs = [make(shape, 4.0, optimizer="adam", lr=1e-2, tau=1)]
     waiting = chapters.clocks.ladder_claims(Finished("clock_ladder", "smoke", rungs, 18, 72, 4),
                                    Finished("tsgd_pair", "smoke", [], 0, 36, 2), NOISE, "smoke")
-    assert [r.verdict for r in waiting] == [Verdict.NOT_TESTED, Verdict.NOT_TESTED]
-    assert [r.rule.rsplit(".", 1)[1] for r in waiting] == ["clock_or_rate", "collapses"]
-    assert waiting[0].thresholds == {"EQUIVALENCE_PP": 2.0, "CLOCK_RHO": -0.5, "CONFIDENCE": 0.95}
+    assert [r.verdict for r in waiting] == [Verdict.NOT_TESTED] * 3
+    assert [r.rule.rsplit(".", 1)[1] for r in waiting] == ["clock_or_rate", "clock_or_rate_where_fitting",
+                                                           "collapses"]
+    assert waiting[0].thresholds == waiting[1].thresholds == {"EQUIVALENCE_PP": 2.0, "CLOCK_RHO": -0.5,
+                                                              "CONFIDENCE": 0.95}
 
 
 def test_the_equal_clock_rows_are_keyed_by_mechanism_and_how_the_pair_differs_not_by_rate():

@@ -138,24 +138,51 @@ def test_a_ladder_with_a_rung_that_does_not_interpolate_or_no_error_bar_is_not_t
                                 NOISE).text.endswith(f"unstable: Adam (η = 0.001) {UNSTABLE_NOTE}")
 
 
+def unfit_first(*offsets):
+    """A ladder whose largest rate's selected predictors do not fit the training set, followed by rungs as
+    :func:`ladder`'s from the second rate on (the second rung scattered around 5 pp, the others 5 + offset)."""
+    rest = ladder(*offsets)[1:]
+    second = arm(tuple(5.0 + p for p in UP), "adam", lr=LADDER[1], seeds=SEEDS, epochs=8)
+    return [flat(5.0, "adam", lr=LADDER[0], epochs=4, tau=None), second, *rest[1:]]
+
+
+def test_the_ladder_is_read_again_over_the_rungs_that_fit_when_one_does_not():
+    inside = MARGIN - R3 - EPS
+    flat_rest = unfit_first(0.0, inside, -inside)  # rungs 2-4 within the margin of rung 2
+    assert clocks.clock_or_rate(flat_rest, NOISE).text.startswith(
+        "not tested: Adam (η = 0.01)'s selected predictor does not interpolate")
+    assert clocks.clock_or_rate_where_fitting(flat_rest, NOISE).text == (
+        "yes: the clock (every rung within ±2 pp of the largest rate's)")  # the largest rate that fits: 0.005
+    rising = unfit_first(0.0, 1.0, H3 + EPS)
+    assert clocks.clock_or_rate_where_fitting(rising, NOISE).text == clocks.clock_or_rate(rising[1:], NOISE).text == (
+        "no: the rate (the spread rises as η falls, ρ = -1.00)")
+    assert clocks.clock_or_rate_where_fitting(unfit_first(0.0, 0.0)[:3], NOISE).text == (
+        "not tested: 2 rung(s) fit the training set, a trend needs three")
+    assert clocks.clock_or_rate_where_fitting(ladder(0.0, 0.0, 0.0), NOISE).text == (
+        "not tested: every rung fits, so the ladder's own row decides")
+
+
 def test_ladder_rows_wait_until_every_arm_has_finished_on_every_seed():
     rungs = ladder(0.0, 0.5, -0.5)  # every rung within 0.5 pp of the first: 0.5 + t_{0.95, 2} SE < 2
     pair = [scattered(5.0, batch_size=64), flat(5.5, batch_size=128, epochs=12)]
     waiting = clocks.ladder_claims(finished(*rungs[:2], total_arms=4), finished(pair[0], total_arms=2), NOISE,
                                    "smoke")
-    assert [r.agrees for r in waiting] == ["not tested yet", "not tested yet"]
+    assert [r.agrees for r in waiting] == ["not tested yet"] * 3
     assert [r.rule for r in waiting] == ["fibook.forgetting.claims.clocks.clock_or_rate",
+                                         "fibook.forgetting.claims.clocks.clock_or_rate_where_fitting",
                                          "fibook.forgetting.claims.clocks.collapses"]
     assert waiting[0].ours == "not finished (12 of 12 runs finished, 2 of 4 arms complete)"
     assert set(waiting[0].runs) == {r.id for a in rungs[:2] for r in a.records}
     shuffled = [rungs[2], rungs[0], rungs[3], rungs[1]]  # read largest rate first whatever the order
     done = clocks.ladder_claims(finished(*shuffled), finished(*reversed(pair)), NOISE, "smoke")
     assert [r.agrees for r in done] == ["yes: the clock (every rung within ±2 pp of the largest rate's)",
+                                        "not tested: every rung fits, so the ladder's own row decides",
                                         "yes: equal within ±2 pp"]
     assert done[0].ours.startswith("T_adapt = 0.667 over each run; η = 0.01 × 4:")
     assert done[0].ours.index("η = 0.01 ×") < done[0].ours.index("η = 0.005 ×") < done[0].ours.index("η = 0.001 ×")
-    assert done[1].ours.startswith("SGD (η = 0.01): 5.0 ± 0.3 pp") and done[1].ours.endswith("(smoke)")
-    assert "Σ η 0.5 vs 2" in done[1].ours  # T_adapt records sum eta: 3 and 12 epochs
+    assert "(3 of 3 σ_w fit)" not in done[0].ours and "(2 of 2 σ_w fit)" in done[0].ours
+    assert done[2].ours.startswith("SGD (η = 0.01): 5.0 ± 0.3 pp") and done[2].ours.endswith("(smoke)")
+    assert "Σ η 0.5 vs 2" in done[2].ours  # T_adapt records sum eta: 3 and 12 epochs
 
 def point(spread, value, run_value=None, optimizer="adam", lr=1e-3, epochs=3, tau=1, wd=0.0, experiment="x",
           collapse=False, precision="fp32"):
