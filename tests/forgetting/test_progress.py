@@ -132,16 +132,21 @@ def test_a_file_of_other_runs_or_unreadable_is_not_resumed(random_data, monkeypa
     assert same(result, train_population([tiny(epochs=4)], "cpu")[0])
 
 
+def stopped_state(monkeypatch, configs, path):
+    """The state saved at ``path`` by training ``configs`` until a stop before epoch 3 (epochs 0-2 recorded)."""
+    resume = stop_before(monkeypatch, 3)
+    with pytest.raises(Stopped):
+        train_population(configs, "cpu", path)
+    resume()
+    return torch.load(path, weights_only=True)
+
+
 def test_a_layout_1_file_resumes_with_its_origin_not_recorded(random_data, monkeypatch, tmp_path):
     """Layout 1 (before the parts were saved) is still resumed: the part it holds is listed as of unrecorded
     origin, with the epoch it reached."""
     configs, path = [tiny(epochs=4)], tmp_path / "state.pt"
     whole = train_population(configs, "cpu")
-    resume = stop_before(monkeypatch, 3)
-    with pytest.raises(Stopped):
-        train_population(configs, "cpu", path)
-    resume()
-    blob = torch.load(path, weights_only=True)
+    blob = stopped_state(monkeypatch, configs, path)
     del blob["parts"]
     torch.save({**blob, "format": 1}, path)
     (resumed,) = train_population(configs, "cpu", path)
@@ -151,11 +156,7 @@ def test_a_layout_1_file_resumes_with_its_origin_not_recorded(random_data, monke
 
 def test_a_file_missing_a_field_is_not_resumed(random_data, monkeypatch, tmp_path, capsys):
     configs, path = [tiny(epochs=4)], tmp_path / "state.pt"
-    resume = stop_before(monkeypatch, 3)
-    with pytest.raises(Stopped):
-        train_population(configs, "cpu", path)
-    resume()
-    blob = torch.load(path, weights_only=True)
+    blob = stopped_state(monkeypatch, configs, path)
     del blob["lrs"]
     torch.save(blob, path)
     (result,) = train_population(configs, "cpu", path)
