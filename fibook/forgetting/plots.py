@@ -262,15 +262,22 @@ def ladder_panel(rungs: list[Arm], noise: NoiseFloor | None, ax, margin_pp: floa
                  legend: str | None = "below") -> None:
     """The fixed-clock ladder: each rung's spread of seed-means (+- its standard error) against its learning
     rate, the equivalence band +-``margin_pp`` around the largest rate's spread (a flat ladder lies inside it),
-    and ``others`` (arms of the same rate and length trained elsewhere, e.g. at another precision) hollow."""
+    ``others`` (arms of the same rate and length trained elsewhere, e.g. at another precision) hollow, and a cross
+    on every arm whose selected predictor does not fit the training set at some sigma_w (the condition fails)."""
     style = {"color": MECHANISM_COLORS["Adam"], "capsize": 3}
-    for arm_list, filled, label in ((rungs, True, "ladder"), (others, False, "same (η, epochs), another experiment")):
+    precisions = ", ".join(sorted({a.config.precision for a in others}))
+    for arm_list, filled, label in ((rungs, True, f"ladder ({', '.join(sorted({a.config.precision for a in rungs}))})"),
+                                    (others, False, f"same (η, epochs) in {precisions}, another experiment")):
         arm_list = sorted(arm_list, key=lambda a: a.config.lr)
         if not arm_list:
             continue
         est = [spread_estimate(a, noise) for a in arm_list]
         ax.errorbar([a.config.lr for a in arm_list], [e.value for e in est], yerr=[e.se for e in est],
                     fmt="^-" if filled else "^", markerfacecolor=None if filled else "white", label=label, **style)
+    unfit = [a for a in (*rungs, *others) if not a.interpolates_at_selection]
+    if unfit:
+        ax.plot([a.config.lr for a in unfit], [spread_estimate(a, noise).value for a in unfit], "x", color="black",
+                markersize=10, linestyle="none", label="a selected predictor < 99.5 % train (not judged)")
     if rungs:
         top = spread_estimate(max(rungs, key=lambda a: a.config.lr), noise).value
         ax.axhspan(max(top - margin_pp, 0), top + margin_pp, color="0.9",

@@ -141,3 +141,20 @@ def test_the_accuracy_figure_draws_seed_means_with_their_range_and_marks_a_check
         "SGD (η = 0.01): spread 9.0 pp", "hollow: a selected checkpoint < 99.5 % train",
         "bars: min–max over seeds"]
     assert ax.get_xscale() == "log"
+
+
+def test_the_ladder_marks_the_arms_whose_selected_predictors_do_not_fit_and_names_each_precision(ax):
+    from fibook.forgetting import plots
+
+    def rung(lr, epochs, tau, precision):
+        (a,) = arms([rec(s, 0, 0.9 - 0.02 * (s > 1), tau, 1.0, optimizer="adam", lr=lr, epochs=epochs,
+                         precision=precision) for s in (0.1, 2.5)])
+        return a
+
+    rungs = [rung(0.01, 3, None, "fp32"), rung(0.005, 6, 1, "fp32")]  # the largest rate does not fit
+    plots.ladder_panel(rungs, None, ax, 2.0, others=[rung(0.01, 3, 1, "bf16")], legend="right")
+    (cross,) = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
+    assert list(cross.get_xdata()) == [0.01] and list(cross.get_ydata()) == pytest.approx([2.0])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "a selected predictor < 99.5 % train (not judged)", "±2 pp of the largest rate's spread", "ladder (fp32)",
+        "same (η, epochs) in bf16, another experiment"]
