@@ -30,7 +30,7 @@ from scipy import stats as scipy_stats
 
 from fibook import stats
 from fibook.forgetting import metrics
-from fibook.forgetting.arms import Arm, arm_of, seed_matrix, seed_spreads, seed_std_pp, spread_of_means
+from fibook.forgetting.arms import UNSTABLE, Arm, arm_of, seed_matrix, seed_spreads, seed_std_pp, spread_of_means
 from fibook.forgetting.checkpoints import LAST_EPOCHS
 from fibook.forgetting.loading import finished_arms, load_arms, pooled_arms
 
@@ -141,6 +141,16 @@ class SpreadEstimate(stats.Estimate):
         if self.borrowed:
             return f"{self.value:.1f} ± {self.se:.1f} pp ({seeds}{mark}; pooled std of a one-seed spread)"
         return f"{self.value:.1f} ± {self.se:.1f} pp ({seeds}{mark}; seed bootstrap {self.low:.1f}–{self.high:.1f})"
+
+    def brief(self) -> str:
+        """``8.4 ± 0.5 pp`` (`` [unstable]`` after an unstable arm's), for a list of spreads whose text says once where
+        the error bars come from; ``8.4 pp (no error bar)`` without one, ``n/a`` where the spread is undefined."""
+        if math.isnan(self.value):
+            return "n/a"
+        mark = UNSTABLE if self.unstable else ""
+        if not self.has_error_bar:
+            return f"{self.value:.1f} pp{mark} (no error bar)"
+        return f"{self.value:.1f} ± {self.se:.1f} pp{mark}"
 
 
 def spread_estimate(arm: Arm, noise: NoiseFloor | None) -> SpreadEstimate:

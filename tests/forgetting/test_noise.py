@@ -71,6 +71,9 @@ def test_unstable_arms_are_pooled_apart_and_lend_their_std_only_to_unstable_arms
     (unstable_one,) = arms([rec(s, 0, 0.9 - 0.05 * (s > 1), 1, 1.0, collapse_to=0.5) for s in (0.1, 2.5)])
     assert spread_estimate(stable_one, noise).se == pytest.approx(noise.spread_std_pp)
     assert spread_estimate(unstable_one, noise).se == pytest.approx(noise.unstable_spread_std_pp)
+    assert spread_estimate(stable_one, noise).brief() == f"5.0 ± {noise.spread_std_pp:.1f} pp"
+    assert spread_estimate(unstable_one, noise).brief() == f"5.0 ± {noise.unstable_spread_std_pp:.1f} pp [unstable]"
+    assert spread_estimate(stable_one, None).brief() == "5.0 pp (no error bar)"
     rows = {r["arm"]: r for r in reading_rows("smoke")}
     assert rows["Adam (η = 0.001, b = 128, 2 epochs) [unstable]"]["stable"] == "no"
     sgd = rows["SGD (η = 0.05, b = 128, 2 epochs)"]

@@ -41,6 +41,8 @@ from fibook.forgetting.paper import HEADLINE_SPREAD, L2_PAPER, LONG_SPREAD
 
 KEEPS_FRACTION = 0.5
 RANK_AGREES = 0.5
+ERROR_BARS = ("± one standard error: a seed bootstrap where an arm has several seeds, else the pooled std of a "
+              "one-seed spread")  # said once in a row that lists spreads
 
 
 @rule("KEEPS_FRACTION", "CONFIDENCE", fixed=FIXED["2026-12-05"])
@@ -181,6 +183,9 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
     def where(f: Finished, show):
         return setting(f.arms[0].config, preset, show=show)
 
+    def pp(a: Arm) -> str:
+        return spread_estimate(a, noise).brief()
+
     long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
     batch_arms = sorted(batch.arms, key=lambda a: a.config.batch_size)
     cells = {(a.config.lr, a.config.weight_decay): a for a in l2.arms}
@@ -189,8 +194,8 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
     def longer():
         short, longest = long_arms[0], long_arms[-1]
-        return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {shown(short.spread_pp, 1)} → "
-                f"{shown(longest.spread_pp, 1)} pp (longest − {KEEPS_FRACTION:g} × shortest: "
+        return (f"{short.config.epochs} → {longest.config.epochs} epochs: selected {pp(short)} → "
+                f"{pp(longest)} (longest − {KEEPS_FRACTION:g} × shortest: "
                 f"{spread_difference(longest, short, noise, weight=KEEPS_FRACTION)}), last "
                 f"epoch {shown(short.final_spread_pp, 1)} → {shown(longest.final_spread_pp, 1)} pp, R "
                 f"{shown(short.radial_memory, 2)} → "
@@ -198,22 +203,22 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest, noise), long_arms
 
     def large_rate_l2():
-        return (f"{both.label}: {shown(both.spread_pp, 1)} pp (T_L2 = {both.clock()[1]:.3g} at the selected "
+        return (f"{both.label}: {pp(both)} (T_L2 = {both.clock()[1]:.3g} at the selected "
                 "checkpoints; "
-                f"{interpolating(both)}) vs {base.label}: {shown(base.spread_pp, 1)} pp (difference "
+                f"{interpolating(both)}) vs {base.label}: {pp(base)} (difference "
                 f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
             l2_erases(base, both, noise), (base, both)
 
     def more_l2():
-        per_row = "; ".join(f"{name}: " + " → ".join(f"{shown(a.spread_pp, 1)}" for a in r) + " pp at λ = "
+        per_row = "; ".join(f"{name}: " + " → ".join(pp(a) for a in r) + " at λ = "
                             + ", ".join(f"{a.config.weight_decay:g}" for a in r) for name, r in rows.items())
-        return f"{per_row} ({where(l2_clock, ('arch',))})", falls_with_l2(rows, noise), \
+        return f"{per_row} ({ERROR_BARS}; {where(l2_clock, ('arch',))})", falls_with_l2(rows, noise), \
             [a for r in rows.values() for a in r]
 
     def l2_itself():
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
-        return (f"{control.label} → {strongest.label}: {shown(control.spread_pp, 1)} → "
-                f"{shown(strongest.spread_pp, 1)} pp (difference {spread_difference(control, strongest, noise)}; "
+        return (f"{control.label} → {strongest.label}: {pp(control)} → "
+                f"{pp(strongest)} (difference {spread_difference(control, strongest, noise)}; "
                 f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
             l2_lowers(control, strongest, noise), (control, strongest)
 
@@ -222,11 +227,12 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
         rho = rank_correlation([a.config.batch_size for a in fit], [a.spread_pp for a in fit])
         rise = spread_difference(fit[-1], fit[0], noise) if len(fit) >= 2 else None
         left_out = [f"b = {a.config.batch_size}" for a in batch_arms if condition(a) is not None]
-        return (", ".join(f"b = {a.config.batch_size}: {shown(a.spread_pp, 1)} pp" for a in batch_arms)
+        return (", ".join(f"b = {a.config.batch_size}: {pp(a)}" for a in batch_arms)
                 + f"; rank correlation {'n/a' if rho is None else f'{rho:+.2f}'} over {len(fit)} arms"
                 + ("" if rise is None else f", largest − smallest b: {rise}")
                 + (f" ({', '.join(left_out)} left out: {'; '.join(unmet(*batch_arms))})" if left_out else "")
-                + f" ({where(batch, ('arch', 'epochs', 'lr'))})"), noted(rises_with_batch(rho, rise), *fit), batch_arms
+                + f" ({ERROR_BARS}; {where(batch, ('arch', 'epochs', 'lr'))})"), \
+            noted(rises_with_batch(rho, rise), *fit), batch_arms
 
     return [
         _row("training much longer leaves the spread",

@@ -165,13 +165,18 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     assert 1.5 + t95(4) * 0.5 > 2.0
     assert [r.agrees for r in rows[1:]] == ["qualitatively: below 0.5 of the baseline's, not shown below 2 pp",
                                             "partly: only η = 0.01, 3 epochs", "yes", "qualitatively"]
-    assert rows[2].ours.startswith("η = 0.01, 3 epochs: 10.0 → 9.5 → 5.0 pp at λ = 0, 0.01, 0.06; "
-                                   "η = 0.01, 6 epochs: 8.0 → 7.9 pp")
-    assert "rank correlation +1.00" in rows[4].ours and rows[4].agrees == "qualitatively"
+    # every spread in a list carries the error bar a one-seed arm borrows (NOISE: 0.5 pp)
+    assert rows[2].ours.startswith("η = 0.01, 3 epochs: 10.0 ± 0.5 pp → 9.5 ± 0.5 pp → 5.0 ± 0.5 pp at λ = 0, 0.01, "
+                                   "0.06; η = 0.01, 6 epochs: 8.0 ± 0.5 pp → 7.9 ± 0.5 pp at λ = 0, 0.1 (± one "
+                                   "standard error")
+    assert rows[4].ours.startswith("b = 16: 3.0 ± 0.5 pp, b = 64: 5.0 ± 0.5 pp, b = 128: 8.0 ± 0.5 pp; rank "
+                                   "correlation +1.00") and rows[4].agrees == "qualitatively"
     shaky = finished(*(arm(s, batch_size=b, collapse=b == 64) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
     shaky_row = rules.time_l2_batch_claims(empty, l2, l2_clock, shaky, lrs=[0.01, 0.1], wds=[0.0, 0.06],
                                            preset="smoke", noise=NOISE)[4]
     assert shaky_row.agrees == f"qualitatively; unstable: SGD (η = 0.01) {UNSTABLE_NOTE}"
+    # no unstable arm has two seeds, so the unstable one has nothing to borrow, and says so
+    assert "b = 64: 5.0 pp [unstable] (no error bar), b = 128: 8.0 ± 0.5 pp" in shaky_row.ours
 
 def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
