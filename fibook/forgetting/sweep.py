@@ -24,6 +24,7 @@ import dataclasses
 import os
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,17 +185,25 @@ def prune_progress(name: str, preset: str, groups: list[list[TrainConfig]]) -> l
     return stale
 
 
+def time_left(per_epoch: Sequence[float], epochs: Sequence[int], workers: int) -> float | None:
+    """Seconds to train runs of ``epochs`` epochs on ``workers`` parallel workers, at the median of the wall seconds
+    per epoch that finished runs took (``per_epoch``): median x sum(epochs) / workers. By the epoch, not the run,
+    since the arms of one experiment may differ tenfold in length (``clock_ladder``). None without a measurement."""
+    return statistics.median(per_epoch) * sum(epochs) / workers if per_epoch else None
+
+
 def status(name: str, preset: str, workers: int = 1, fuse: bool = False,
            device: str = "auto") -> dict[str, object]:
     """Done / diverged / failed / remaining runs (of the fused runs with ``fuse``, in populations of
     ``DEFAULT_POPULATION``; at the precision a sweep on ``device`` runs, :func:`plan`), how many remaining runs are
     part-trained (a sweep resumes them where they stopped), and the time left at ``workers`` parallel workers,
-    estimated from the median wall time of the finished runs (a part-trained run counted whole)."""
+    estimated by :func:`time_left` (a part-trained run counted whole)."""
     p = plan(name, preset, fuse, device)
     finished = list(p.done.values())
-    walls = [r.provenance["wall_seconds"] for r in finished if "wall_seconds" in r.provenance]
+    per_epoch = [r.provenance["wall_seconds"] / r.config.epochs for r in finished
+                 if r.status == "ok" and "wall_seconds" in r.provenance]
     remaining = len(p.pending) + len(p.reusable)
-    eta = statistics.median(walls) * len(p.pending) / workers if walls else None
+    eta = time_left(per_epoch, [c.epochs for c in p.pending], workers)
     part = sum(len(g) for g in group_runs(p.pending, DEFAULT_POPULATION)
                if results.progress_path(p.experiment, p.preset, [run_id(c) for c in g]).exists())
     return {

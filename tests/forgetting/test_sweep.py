@@ -96,6 +96,14 @@ def test_two_worker_dask_local_cluster(store):
     assert status["ok"] == 2 and status["remaining"] == 0 and status["eta_seconds"] == 0
 
 
+def test_time_left_counts_the_epochs_pending_not_the_runs():
+    # median 20 s an epoch; one run of 40 epochs and one of 400 on two workers
+    assert sweep.time_left([10.0, 20.0, 30.0], [40, 400], workers=2) == pytest.approx(20.0 * 440 / 2)
+    assert sweep.time_left([20.0], [400], workers=1) == pytest.approx(10 * sweep.time_left([20.0], [40], workers=1))
+    assert sweep.time_left([20.0], [], workers=1) == 0
+    assert sweep.time_left([], [40], workers=1) is None
+
+
 def test_cli_rejects_bad_arguments_with_the_allowed_values(capsys, store):
     with pytest.raises(SystemExit) as exit_info:
         main(["sweep", "nope"])
