@@ -37,6 +37,7 @@ PAPER_ANCHORS = {"T_SGD": ((HEADLINE_T_SGD.value, HEADLINE_SPREAD.value), (LONG_
 ARM_MARKERS = ("o", "s", "^", "v", "D", "p", "h", "<")
 ARM_LINESTYLES = ("-", "--", "-.", ":")
 NEUTRAL = "0.35"  # the colour of legend entries that explain a marker rather than name a line
+HOLLOW = "hollow: a selected checkpoint < 99.5 % train"  # the legend entry of a hollow marker
 
 
 def arm_style(k: int, arms: list[Arm] | None = None) -> dict:
@@ -114,8 +115,7 @@ def accuracy_vs_sigma(arm_list: list[Arm], ax, percent: bool = True, legend: str
             face = color if interp and not div else "white"
             ax.plot([si], [ai], "x" if div else style["marker"], color=color, markerfacecolor=face, zorder=4)
     if hollow:
-        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white",
-                label="hollow: a selected checkpoint < 99.5 % train")
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label=HOLLOW)
     if crosses:
         ax.plot([], [], "x", color=NEUTRAL, label="×: some seed diverged")
     if bars:
@@ -258,6 +258,29 @@ def collapse_panel(points: list[ClockPoint], clock: str, ax, floor_pp: float | N
     place_legend(ax, legend, ncol=3)
 
 
+def l2_rows_panel(rows: dict[str, list[Arm]], noise: NoiseFloor | None, ax, legend: str | None = "below") -> None:
+    """Each row of one learning rate and length (``l2_clock``'s, lambda rising, the lambda = 0 control first): the
+    spread of seed-means (+- its standard error) against T_L2 = lambda sum eta at the selected checkpoints (0 for the
+    control), one line per row; hollow, above its error bar, where a selected predictor does not fit the training
+    set at some sigma_w."""
+    for k, (name, row) in enumerate(rows.items()):
+        est = [spread_estimate(a, noise) for a in row]
+        x = [a.clock()[1] if a.config.weight_decay else 0.0 for a in row]
+        (line, *_) = ax.errorbar(x, [e.value for e in est], yerr=[e.se for e in est], **arm_style(k), capsize=3,
+                                 label=name)
+        for xi, e, a in zip(x, est, row, strict=True):
+            if not a.interpolates_at_selection:  # above the error bar's own marker (zorder 2.1)
+                ax.plot([xi], [e.value], arm_style(k)["marker"], color=line.get_color(), markerfacecolor="white",
+                        zorder=3)
+    if not all(a.interpolates_at_selection for row in rows.values() for a in row):
+        ax.plot([], [], "o", color=NEUTRAL, markerfacecolor="white", label=HOLLOW)
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_xlabel("T_L2 = λ Σ η at the selected checkpoints (0: the λ = 0 control)")
+    ax.set_ylabel("spread over σ_w (pp)")
+    ax.set_ylim(bottom=0)
+    place_legend(ax, legend, ncol=3)
+
+
 def ladder_panel(rungs: list[Arm], noise: NoiseFloor | None, ax, margin_pp: float, others: list[Arm] = (),
                  legend: str | None = "below") -> None:
     """The fixed-clock ladder: each rung's spread of seed-means (+- its standard error) against its learning
@@ -277,7 +300,7 @@ def ladder_panel(rungs: list[Arm], noise: NoiseFloor | None, ax, margin_pp: floa
     unfit = [a for a in (*rungs, *others) if not a.interpolates_at_selection]
     if unfit:
         ax.plot([a.config.lr for a in unfit], [spread_estimate(a, noise).value for a in unfit], "x", color="black",
-                markersize=10, linestyle="none", label="a selected predictor < 99.5 % train (not judged)")
+                markersize=10, linestyle="none", zorder=3, label="a selected predictor < 99.5 % train (not judged)")
     if rungs:
         top = spread_estimate(max(rungs, key=lambda a: a.config.lr), noise).value
         ax.axhspan(max(top - margin_pp, 0), top + margin_pp, color="0.9",

@@ -158,3 +158,21 @@ def test_the_ladder_marks_the_arms_whose_selected_predictors_do_not_fit_and_name
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "a selected predictor < 99.5 % train (not judged)", "±2 pp of the largest rate's spread", "ladder (fp32)",
         "same (η, epochs) in bf16, another experiment"]
+
+
+def test_the_l2_rows_draw_each_arm_that_does_not_fit_hollow_above_its_error_bar(ax):
+    from fibook.forgetting import plots
+
+    def l2_arm(wd, tau):
+        (a,) = arms([rec(s, 0, 0.9 - 0.02 * (s > 1), tau, 1.0, wd=wd) for s in (0.1, 2.5)])
+        return a
+
+    plots.l2_rows_panel({"η = 0.01, 3 epochs": [l2_arm(0.0, 1), l2_arm(0.06, None)]}, None, ax, legend="right")
+    (row,) = ax.containers
+    data_line = row.lines[0]
+    assert list(data_line.get_xdata()) == pytest.approx([0.0, 0.1])  # T_L2 at the selected epoch, 1 of 3: 5 λ / 3
+    (hollow,) = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 1]
+    assert list(hollow.get_xdata()) == pytest.approx([0.1]) and hollow.get_markerfacecolor() == "white"
+    assert hollow.get_zorder() > data_line.get_zorder()  # drawn over the error bar's filled marker
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "hollow: a selected checkpoint < 99.5 % train", "η = 0.01, 3 epochs"]
