@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, rule
-from fibook.forgetting.arms import Arm, setting
+from fibook.forgetting.arms import UNSTABLE, Arm, setting
 from fibook.forgetting.claims.conditions import CONFIDENCE as CONFIDENCE  # a threshold its rules name
 from fibook.forgetting.claims.conditions import EQUIVALENCE_PP as EQUIVALENCE_PP  # a threshold its rules name
 from fibook.forgetting.claims.conditions import ERASES_FRACTION as ERASES_FRACTION  # a threshold its rules name
@@ -186,6 +186,9 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
     def pp(a: Arm) -> str:
         return spread_estimate(a, noise).brief()
 
+    def name(a: Arm) -> str:  # the label without its unstable mark, which pp() puts after the spread
+        return a.label.removesuffix(UNSTABLE)
+
     long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
     batch_arms = sorted(batch.arms, key=lambda a: a.config.batch_size)
     cells = {(a.config.lr, a.config.weight_decay): a for a in l2.arms}
@@ -203,9 +206,9 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest, noise), long_arms
 
     def large_rate_l2():
-        return (f"{both.label}: {pp(both)} (T_L2 = {both.clock()[1]:.3g} at the selected "
+        return (f"{name(both)}: {pp(both)} (T_L2 = {both.clock()[1]:.3g} at the selected "
                 "checkpoints; "
-                f"{interpolating(both)}) vs {base.label}: {pp(base)} (difference "
+                f"{interpolating(both)}) vs {name(base)}: {pp(base)} (difference "
                 f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
             l2_erases(base, both, noise), (base, both)
 
@@ -217,7 +220,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
     def l2_itself():
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
-        return (f"{control.label} → {strongest.label}: {pp(control)} → "
+        return (f"{name(control)} → {name(strongest)}: {pp(control)} → "
                 f"{pp(strongest)} (difference {spread_difference(control, strongest, noise)}; "
                 f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
             l2_lowers(control, strongest, noise), (control, strongest)

@@ -178,6 +178,19 @@ def test_time_l2_batch_rows_wait_for_unfinished_experiments():
     # no unstable arm has two seeds, so the unstable one has nothing to borrow, and says so
     assert "b = 64: 5.0 pp [unstable] (no error bar), b = 128: 8.0 ± 0.5 pp" in shaky_row.ours
 
+def test_an_unstable_arm_is_marked_once_after_its_spread():
+    empty = Finished("long_training", "smoke", [], 1, 4, 2)
+    l2 = finished(arm(10.0, lr=0.01), arm(1.5, lr=0.1, wd=0.06, collapse=True))
+    l2_clock = finished(arm(10.0), arm(5.0, wd=0.06, collapse=True))
+    batch = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (5.0, 64), (8.0, 128))))
+    rows = rules.time_l2_batch_claims(empty, l2, l2_clock, batch, lrs=[0.01, 0.1], wds=[0.0, 0.06], preset="smoke",
+                                       noise=NOISE)
+    for row in rows[1:4]:
+        assert row.ours.count("[unstable]") == 1
+    assert rows[3].ours.startswith("SGD (η = 0.01) → SGD + L2 (η = 0.01, λ = 0.06): 10.0 ± 0.5 pp → 5.0 pp "
+                                   "[unstable] (no error bar)")
+
+
 def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     two = finished(*(arm(s, batch_size=b) for s, b in ((3.0, 16), (8.0, 128))))  # finished: 4 of 4 runs
     rows = rules.time_l2_batch_claims(two, two, two, two, lrs=[0.01], wds=[0.0], preset="smoke", noise=NOISE)
