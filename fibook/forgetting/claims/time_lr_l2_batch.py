@@ -186,7 +186,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
     def pp(a: Arm) -> str:
         return spread_estimate(a, noise).brief()
 
-    def name(a: Arm) -> str:  # the label without its unstable mark, which pp() puts after the spread
+    def bare_label(a: Arm) -> str:  # without its unstable mark, which pp() puts after the spread
         return a.label.removesuffix(UNSTABLE)
 
     long_arms = sorted(long.arms, key=lambda a: a.config.epochs)
@@ -206,9 +206,9 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
                 f"({where(long, ('arch', 'lr'))})"), keeps_spread(short, longest, noise), long_arms
 
     def large_rate_l2():
-        return (f"{name(both)}: {pp(both)} (T_L2 = {both.clock()[1]:.3g} at the selected "
+        return (f"{bare_label(both)}: {pp(both)} (T_L2 = {both.clock()[1]:.3g} at the selected "
                 "checkpoints; "
-                f"{interpolating(both)}) vs {name(base)}: {pp(base)} (difference "
+                f"{interpolating(both)}) vs {bare_label(base)}: {pp(base)} (difference "
                 f"{spread_difference(base, both, noise)}) ({where(l2, ('arch', 'epochs'))})"), \
             l2_erases(base, both, noise), (base, both)
 
@@ -220,7 +220,7 @@ def time_l2_batch_claims(long: Finished, l2: Finished, l2_clock: Finished, batch
 
     def l2_itself():
         control, strongest = next(iter(rows.values()))[0], next(iter(rows.values()))[-1]
-        return (f"{name(control)} → {name(strongest)}: {pp(control)} → "
+        return (f"{bare_label(control)} → {bare_label(strongest)}: {pp(control)} → "
                 f"{pp(strongest)} (difference {spread_difference(control, strongest, noise)}; "
                 f"T_L2 = {strongest.clock()[1]:.3g} at the selected checkpoints) ({where(l2_clock, ('arch',))})"), \
             l2_lowers(control, strongest, noise), (control, strongest)
