@@ -18,8 +18,9 @@ one preset define the runs exactly; each run's id is a hash of its full config.
                     forget on their own clock?)
 ``l2_clock``        SGD + L2 at (lambda, epochs) pairs spanning T_L2 = lambda sum eta at one learning rate, with
                     lambda = 0 controls at each length (does L2 forget on its clock, apart from the rate?)
-``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2) and the clock arms at their longest clock
-                    over the preset's ``noise_seeds`` on the quick grid: the error bars of the spreads
+``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2), the clock arms at their longest clock
+                    and the L2-control verdict's SGD + L2 arm over the preset's ``noise_seeds`` on the quick grid:
+                    the error bars of the spreads
 ``clock_ladder``    Adam at one T_adapt = sum eta reached by rates a decade apart (eta x epochs fixed), over the
                     ``noise_seeds``: does the clock or the rate do the forgetting?
 ``tsgd_pair``       low-learning-rate SGD at two (batch, epochs) of equal T_SGD = sum eta^2 / b and sum eta apart by
@@ -201,17 +202,30 @@ def _adaptive_arm(optimizer: str, lr: float, epochs: int, weight_decay: float) -
     return arm | {"options": {"adam_lr": ADAM_LR}} if optimizer == "muon" else arm
 
 
+def l2_control_arm(g: Grids) -> tuple[float, float, int]:
+    """The (lr, lambda, epochs) of ``l2_clock`` that the L2-control verdict reads against its lambda = 0 control:
+    the strongest lambda of the first (lr, epochs) that holds a lambda = 0 control (smallest lr, then fewest
+    epochs; :func:`fibook.forgetting.claims.time_lr_l2_batch.l2_rows` orders its rows so)."""
+    controlled = sorted({(lr, e) for lr, wd, e in g.l2_clock if wd == 0})
+    with_l2 = [(lr, e) for lr, e in controlled if any(a[1] > 0 and (a[0], a[2]) == (lr, e) for a in g.l2_clock)]
+    if not with_l2:
+        raise ValueError("l2_clock holds no lambda > 0 arm beside a lambda = 0 control of the same rate and length")
+    lr, e = with_l2[0]
+    return lr, max(a[1] for a in g.l2_clock if (a[0], a[2]) == (lr, e)), e
+
+
 def _seed_arms(f: ForgettingPreset, g: Grids) -> list[dict]:
-    """The optimizer comparison without momentum SGD, and per method of the two clock experiments its arm of
-    the longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2)."""
+    """The optimizer comparison without momentum SGD, per method of the two clock experiments its arm of the
+    longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2), and the SGD + L2 arm of the L2-control verdict
+    (:func:`l2_control_arm`; its lambda = 0 control is ``seed_noise``'s SGD where the lengths agree)."""
     headline = [a for a in _optimizer_arms(f, g) if a["optimizer"] != "msgd"]
     longest = {}
     for a in g.adaptive_clock:
         if a[0] not in longest or a[1] * a[2] > longest[a[0]][1] * longest[a[0]][2]:
             longest[a[0]] = a
-    lr, wd, epochs = max((a for a in g.l2_clock if a[1] > 0), key=lambda a: a[1] * a[2])
+    l2 = [max((a for a in g.l2_clock if a[1] > 0), key=lambda a: a[1] * a[2]), l2_control_arm(g)]
     arms = headline + [_adaptive_arm(*a) for a in longest.values()] + [
-        {"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": epochs}]
+        {"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": epochs} for lr, wd, epochs in l2]
     full = [TrainConfig(**(base_config(f) | arm)).to_dict() for arm in arms]  # an arm met twice is run once
     return [arm for i, arm in enumerate(arms) if full[i] not in full[:i]]
 
@@ -247,7 +261,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("l2_clock", "SGD + L2 at (L2 strength, epochs) pairs spanning T_L2, with lambda = 0 controls",
                lambda f, g: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": e}
                              for lr, wd, e in g.l2_clock], _quick_grid),
-    Experiment("seeds", "the headline and longest-clock arms over several seeds", _seed_arms, _quick_grid,
+    Experiment("seeds", "the headline, longest-clock and L2-control arms over several seeds", _seed_arms, _quick_grid,
                _noise_seeds),
     Experiment("clock_ladder", "Adam at one T_adapt reached by rates a decade apart",
                lambda f, g: _fixed_precision(g, [{"optimizer": "adam", "lr": lr, "epochs": e}

@@ -114,6 +114,28 @@ def test_seeds_repeats_the_headline_and_longest_clock_arms_over_the_noise_seeds(
         pytest.approx(max(longest_l2, experiments.planned_clocks(runs("optimizers", preset)[-1])[1]["T_L2"]))
 
 
+def test_the_l2_control_arm_is_the_strongest_lambda_of_the_first_controlled_rate_and_length():
+    g = dataclasses.replace(experiments.grids("book"), l2_clock=(
+        (0.1, 0.0, 40), (0.01, 0.0, 120), (0.01, 0.02, 120), (0.01, 0.0, 40), (0.01, 0.06, 40), (0.01, 0.01, 40),
+        (0.05, 0.1, 10)))  # 0.1 x 40 has no lambda > 0 arm; 0.05 x 10 has no control
+    assert experiments.l2_control_arm(g) == (0.01, 0.06, 40)
+    with pytest.raises(ValueError, match="no lambda > 0 arm beside a lambda = 0 control"):
+        experiments.l2_control_arm(dataclasses.replace(g, l2_clock=((0.1, 0.0, 40), (0.05, 0.1, 10))))
+
+
+@pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
+def test_seeds_runs_the_l2_control_arm_and_its_control_over_the_noise_seeds(preset):
+    g = experiments.grids(preset)
+    lr, wd, epochs = experiments.l2_control_arm(g)
+    grid = {(s, sw) for s in g.noise_seeds for sw in g.quick_sigma_w}
+    arm = {(c.seed, c.sigma_w) for c in runs("seeds", preset)
+           if (c.optimizer, c.lr, c.weight_decay, c.epochs) == ("sgd", lr, wd, epochs)}
+    assert arm == grid
+    if epochs == experiments.base_config(get_preset(preset).forgetting)["epochs"]:  # seed_noise's SGD is its control
+        control = {(c.seed, c.sigma_w) for c in runs("seed_noise", preset) if c.lr == lr and c.weight_decay == 0}
+        assert control == grid
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
 def test_clock_ladder_holds_t_adapt_fixed_while_the_rate_spans_a_decade_over_the_noise_seeds(preset):
