@@ -18,9 +18,9 @@ one preset define the runs exactly; each run's id is a hash of its full config.
                     forget on their own clock?)
 ``l2_clock``        SGD + L2 at (lambda, epochs) pairs spanning T_L2 = lambda sum eta at one learning rate, with
                     lambda = 0 controls at each length (does L2 forget on its clock, apart from the rate?)
-``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2), the clock arms at their longest clock
-                    and the L2-control verdict's SGD + L2 arm over the preset's ``noise_seeds`` on the quick grid:
-                    the error bars of the spreads
+``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2), the clock arms at their longest clock,
+                    the L2-control verdict's SGD + L2 arm and the adaptive equal-clock pair over the preset's
+                    ``noise_seeds`` on the quick grid: the error bars of the spreads
 ``clock_ladder``    Adam at one T_adapt = sum eta reached by rates a decade apart (eta x epochs fixed), over the
                     ``noise_seeds``: does the clock or the rate do the forgetting?
 ``tsgd_pair``       low-learning-rate SGD at two (batch, epochs) of equal T_SGD = sum eta^2 / b and sum eta apart by
@@ -214,10 +214,22 @@ def l2_control_arm(g: Grids) -> tuple[float, float, int]:
     return lr, max(a[1] for a in g.l2_clock if (a[0], a[2]) == (lr, e)), e
 
 
+def equal_clock_adaptive_arms(g: Grids) -> list[tuple[str, float, int, float]]:
+    """The ``adaptive_clock`` arms that have an equal-T_adapt partner: the same method and decay, the same
+    lr x epochs (to 9 significant digits) at another rate (the pairs that
+    :func:`fibook.forgetting.collapse.equal_clock_pairs` finds among them), in ``adaptive_clock``'s order."""
+    def clock(a):
+        return a[0], a[3], f"{a[1] * a[2]:.9g}"
+
+    return [a for a in g.adaptive_clock if any(clock(b) == clock(a) and b[1] != a[1] for b in g.adaptive_clock)]
+
+
 def _seed_arms(f: ForgettingPreset, g: Grids) -> list[dict]:
     """The optimizer comparison without momentum SGD, per method of the two clock experiments its arm of the
-    longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2), and the SGD + L2 arm of the L2-control verdict
-    (:func:`l2_control_arm`; its lambda = 0 control is ``seed_noise``'s SGD where the lengths agree)."""
+    longest clock (Adam, AdamW, Muon on T_adapt; SGD + L2 on T_L2), the SGD + L2 arm of the L2-control verdict
+    (:func:`l2_control_arm`; its lambda = 0 control is ``seed_noise``'s SGD where the lengths agree), and the
+    adaptive arms of an equal-clock pair (:func:`equal_clock_adaptive_arms`), so that pair is judged on its own
+    seeds at its own precision."""
     headline = [a for a in _optimizer_arms(f, g) if a["optimizer"] != "msgd"]
     longest = {}
     for a in g.adaptive_clock:
@@ -225,7 +237,8 @@ def _seed_arms(f: ForgettingPreset, g: Grids) -> list[dict]:
             longest[a[0]] = a
     l2 = [max((a for a in g.l2_clock if a[1] > 0), key=lambda a: a[1] * a[2]), l2_control_arm(g)]
     arms = headline + [_adaptive_arm(*a) for a in longest.values()] + [
-        {"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": epochs} for lr, wd, epochs in l2]
+        {"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": epochs} for lr, wd, epochs in l2] + [
+        _adaptive_arm(*a) for a in equal_clock_adaptive_arms(g)]
     full = [TrainConfig(**(base_config(f) | arm)).to_dict() for arm in arms]  # an arm met twice is run once
     return [arm for i, arm in enumerate(arms) if full[i] not in full[:i]]
 
@@ -261,8 +274,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment("l2_clock", "SGD + L2 at (L2 strength, epochs) pairs spanning T_L2, with lambda = 0 controls",
                lambda f, g: [{"optimizer": "sgd", "lr": lr, "weight_decay": wd, "epochs": e}
                              for lr, wd, e in g.l2_clock], _quick_grid),
-    Experiment("seeds", "the headline, longest-clock and L2-control arms over several seeds", _seed_arms, _quick_grid,
-               _noise_seeds),
+    Experiment("seeds", "the headline, longest-clock, L2-control and equal-clock arms over several seeds", _seed_arms,
+               _quick_grid, _noise_seeds),
     Experiment("clock_ladder", "Adam at one T_adapt reached by rates a decade apart",
                lambda f, g: _fixed_precision(g, [{"optimizer": "adam", "lr": lr, "epochs": e}
                                                  for lr, e in g.clock_ladder]), _quick_grid, _noise_seeds,

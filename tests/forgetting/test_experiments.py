@@ -123,6 +123,28 @@ def test_the_l2_control_arm_is_the_strongest_lambda_of_the_first_controlled_rate
         experiments.l2_control_arm(dataclasses.replace(g, l2_clock=((0.1, 0.0, 40), (0.05, 0.1, 10))))
 
 
+def test_equal_clock_adaptive_arms_are_the_arms_with_a_partner_at_another_rate():
+    g = dataclasses.replace(experiments.grids("book"), adaptive_clock=(
+        ("adam", 1e-2, 40, 0.0), ("adam", 1e-3, 40, 0.0), ("adam", 5e-3, 80, 0.0), ("adamw", 1e-2, 40, 0.03),
+        ("adamw", 5e-3, 80, 0.0), ("muon", 2e-3, 20, 0.0), ("muon", 1e-3, 40, 0.0), ("adam", 1e-2, 80, 0.0)))
+    # AdamW differs in its decay (not part of T_adapt): no pair; Adam 1e-2 x 80 has the clock of no other arm
+    assert experiments.equal_clock_adaptive_arms(g) == [("adam", 1e-2, 40, 0.0), ("adam", 5e-3, 80, 0.0),
+                                                         ("muon", 2e-3, 20, 0.0), ("muon", 1e-3, 40, 0.0)]
+
+
+@pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
+def test_seeds_runs_each_adaptive_equal_clock_arm_over_the_noise_seeds_at_its_own_precision(preset):
+    g = experiments.grids(preset)
+    pair = experiments.equal_clock_adaptive_arms(g)
+    assert len(pair) >= 2
+    grid = {(s, sw) for s in g.noise_seeds for sw in g.quick_sigma_w}
+    clock = {(c.optimizer, c.lr, c.epochs, c.weight_decay): c.precision for c in runs("adaptive_clock", preset)}
+    for arm in pair:
+        mine = [c for c in runs("seeds", preset) if (c.optimizer, c.lr, c.epochs, c.weight_decay) == arm]
+        assert {(c.seed, c.sigma_w) for c in mine} == grid
+        assert {c.precision for c in mine} == {clock[arm]}
+
+
 @pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
 def test_seeds_runs_the_l2_control_arm_and_its_control_over_the_noise_seeds(preset):
     g = experiments.grids(preset)
