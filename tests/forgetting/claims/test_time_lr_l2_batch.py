@@ -30,6 +30,7 @@ from synthetic import enumerated_bootstrap, t95, t975
 
 from fibook.claims import Verdict
 from fibook.forgetting.claims import time_lr_l2_batch as rules
+from fibook.forgetting.experiments import grids, l2_control_arm
 from fibook.forgetting.loading import Finished
 from fibook.forgetting.noise import Difference
 
@@ -197,3 +198,13 @@ def test_a_grid_too_short_for_a_row_says_so_rather_than_waiting():
     assert rows[-1].agrees == "not tested: the grid of this preset lacks three batch sizes (a trend needs three)"
     assert rows[-1].rule == "fibook.forgetting.claims.time_lr_l2_batch.rises_with_batch" and len(rows[-1].runs) == 4
     assert rows[-1].ours == "x at preset 'smoke': 4 of 4 runs finished, 2 of 2 arms complete"
+
+
+@pytest.mark.parametrize("preset", ["smoke", "book", "gpu"])
+def test_the_l2_control_row_reads_the_arm_that_seeds_repeats(preset):
+    """The L2-control verdict compares the first row's strongest lambda with its control
+    (:func:`rules.l2_rows`); ``seeds`` repeats that arm on the noise seeds
+    (:func:`fibook.forgetting.experiments.l2_control_arm`): the two must name the same arm."""
+    rows = rules.l2_rows(finished(*(arm(1.0, lr=lr, wd=wd, epochs=e) for lr, wd, e in grids(preset).l2_clock)))
+    strongest = next(iter(rows.values()))[-1].config
+    assert (strongest.lr, strongest.weight_decay, strongest.epochs) == l2_control_arm(grids(preset))
