@@ -21,7 +21,7 @@ one preset define the runs exactly; each run's id is a hash of its full config.
 ``seeds``           the headline arms (SGD, Adam, AdamW, Muon, SGD + L2), the clock arms at their longest clock,
                     the L2-control verdict's SGD + L2 arm and the adaptive equal-clock pair over the preset's
                     ``noise_seeds`` on the quick grid: the error bars of the spreads
-``clock_ladder``    Adam at one T_adapt = sum eta reached by rates a decade apart (eta x epochs fixed), over the
+``clock_ladder``    Adam at one T_adapt = sum eta reached by rates spanning a decade (eta x epochs fixed), over the
                     ``noise_seeds``: does the clock or the rate do the forgetting?
 ``tsgd_pair``       low-learning-rate SGD at two (batch, epochs) of equal T_SGD = sum eta^2 / b and sum eta apart by
                     2x, over the ``noise_seeds``: does T_SGD or plain sum eta order the spreads?
@@ -276,7 +276,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                              for lr, wd, e in g.l2_clock], _quick_grid),
     Experiment("seeds", "the headline, longest-clock, L2-control and equal-clock arms over several seeds", _seed_arms,
                _quick_grid, _noise_seeds),
-    Experiment("clock_ladder", "Adam at one T_adapt reached by rates a decade apart",
+    Experiment("clock_ladder", "Adam at one T_adapt reached by rates spanning a decade",
                lambda f, g: _fixed_precision(g, [{"optimizer": "adam", "lr": lr, "epochs": e}
                                                  for lr, e in g.clock_ladder]), _quick_grid, _noise_seeds,
                arm_major=True),

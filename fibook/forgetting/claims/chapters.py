@@ -16,8 +16,13 @@ CHAPTERS = ((question, "The question and the protocol"), (sgd_remembers, "SGD re
 
 def fixed_rows() -> list[dict]:
     """When each Part I rule was fixed and which results existed then (:data:`~fibook.forgetting.claims.conditions.
-    FIXED`): the reading rules (checkpoint, condition) and every rule of the chapters' modules, by name."""
+    FIXED`): the reading rules (checkpoint, condition, seeds, stability, precision) and every rule of the chapters'
+    modules, by name."""
     rules = sorted((fn.__name__, fn) for module, _ in CHAPTERS for fn in rules_of(module))
     return [{"rule": "SELECTION = 'late' and the interpolation condition", "fixed": FIXED["late"]},
             {"rule": "momentum SGD counted on T_SGD at its effective step", "fixed": FIXED["2026-12-05"]},
+            {"rule": "an arm read on every seed any experiment ran it on", "fixed": FIXED["2026-12-06"]},
+            {"rule": "a trend that counts unstable arms read again over the stable ones", "fixed": FIXED["2026-12-06"]},
+            {"rule": "an equal-clock pair read again on its twins at the other precision, and the precision check",
+             "fixed": FIXED["twins"]},
             *({"rule": name, "fixed": fn.fixed} for name, fn in rules)]

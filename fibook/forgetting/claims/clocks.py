@@ -79,7 +79,7 @@ def collapses(a: Arm, b: Arm, noise: NoiseFloor | None) -> Finding:
 
 @rule("EQUIVALENCE_PP", "CLOCK_RHO", "CONFIDENCE", fixed=FIXED["ladder"])
 def clock_or_rate(rungs: Sequence[Arm], noise: NoiseFloor | None) -> Finding:
-    """Arms at one clock reached by rates a decade apart (``clock_ladder``), largest rate first: :func:`condition`
+    """Arms at one clock reached by rates spanning a decade (``clock_ladder``), largest rate first: :func:`condition`
     on every rung and an error bar on each rung's difference from the first. ``yes: the clock`` when every rung's
     spread equals the first's within +-``EQUIVALENCE_PP`` (:func:`fibook.stats.equivalent`); ``no: the rate`` when
     the smallest rate's spread exceeds the largest's beyond noise and the rank correlation of spread with the rate
@@ -249,7 +249,7 @@ def reading_verdicts(by_reading: Mapping[str, tuple[Sequence[ClockPoint], NoiseF
 
 def ladder_claims(ladder: Finished, pair: Finished, noise: NoiseFloor | None, where: str) -> list[Claim]:
     """The rows of the two experiments built to tell a clock from a rate: ``clock_ladder`` (Adam at one T_adapt
-    by rates a decade apart, :func:`clock_or_rate`) and ``tsgd_pair`` (SGD at equal T_SGD with sum eta twice as
+    by rates spanning a decade, :func:`clock_or_rate`) and ``tsgd_pair`` (SGD at equal T_SGD with sum eta twice as
     large in one arm, :func:`collapses`). A row waits ("not tested yet") until every arm of its experiment has
     finished on every seed."""
     rows = []

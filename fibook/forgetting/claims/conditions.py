@@ -75,6 +75,9 @@ def condition(*arm_list: Arm) -> Finding | None:
 # ``fixed=FIXED[...]`` carry the line; the clocks chapter shows the table
 # (:func:`fibook.forgetting.claims.chapters.fixed_rows`).
 _MAIN = "sgd_remembers, optimizers, long_training, l2_lr, batch_size, depth (committed 2026-12-02)"
+_EARLY_LADDER = ("after every Part I book result but clock_ladder's and tsgd_pair's, of which 13 ladder runs had "
+                 "finished (η 0.01 × 40 on seeds 0 and 1 and at one σ_w of seed 2, the η 0.005 and 0.0025 rungs on "
+                 "seed 0) and the pair's b = 64 × 40 arm had begun on seed 0")
 FIXED = {
     "late": f"2026-12-03, after the book results of {_MAIN}, seed_noise and adaptive_clock, with l2_clock's",
     "sgd_remembers": f"2026-12-03, after the book results of {_MAIN} and seed_noise",
@@ -82,10 +85,14 @@ FIXED = {
     "no results": "2026-12-03; it reads no results-store run (the chapter computes what it reads)",
     "2026-12-05": "2026-12-05, after every Part I book result but clock_ladder's and tsgd_pair's",
     "ladder": ("2026-12-05, before every clock_ladder and tsgd_pair run but the first (η 0.01 × 40, σ_w 0.1, seed 0, "
-               "recorded 9 minutes earlier); two rungs and one pair arm repeat settings whose bf16 results existed"),
+               "started 9 minutes earlier and finished 3 minutes later); two rungs and one pair arm repeat settings "
+               "whose bf16 results existed"),
     "ladder-fitting": ("2026-12-06, after clock_ladder's η 0.01 × 40 rung had finished on its 3 seeds (its selected "
                        "predictors at σ_w 0.1 do not fit) and the η 0.005 and 0.0025 rungs on seed 0; before any "
-                       "η 0.001 run and any other seed of those two rungs"),
+                       "η 0.001 run, and before any other seed of those two rungs had finished (η 0.005's seed 1 "
+                       "at σ_w 0.1 was under way)"),
+    "2026-12-06": f"2026-12-06, {_EARLY_LADDER}",
+    "twins": f"2026-12-06, after the bf16 equal-T_adapt pair's verdict was seen, {_EARLY_LADDER}",
 }
 
 

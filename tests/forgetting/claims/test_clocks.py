@@ -93,7 +93,7 @@ def test_equal_clock_arms_with_too_little_data_are_not_resolved_not_equal():
         f"yes: equal within ±2 pp; unstable: SGD (η = 0.01) {UNSTABLE_NOTE}")
 
 
-LADDER = (1e-2, 5e-3, 2.5e-3, 1e-3)  # rates a decade apart, largest first
+LADDER = (1e-2, 5e-3, 2.5e-3, 1e-3)  # rates spanning a decade, largest first
 
 
 def ladder(*offsets, tau=1, first_seeds=UP):
