@@ -12,11 +12,11 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
 =================================  ==========================================================================
 ``STEP1_SLOPE = -1.0``             the surrogate's step-1 error is O(1/h) when the fitted slope of log|gap|
 ``STEP1_TOL = 0.2``                on log h (``MIN_FIT_WIDTHS = 4`` or more widths ``>= FIT_FROM = 256``) is
-                                   within 0.2 of −1, "not resolved" when its 95 % interval is 0.2 wide or more,
-                                   "not tested" when fewer than 4 widths reach 256 (both steps)
+                                   within 0.2 of −1, "not resolved" when its 95 % interval's half-width is 0.2
+                                   or more, "not tested" when fewer than 4 widths reach 256 (both steps)
 ``STEP2_SLOPE = -0.5``             its step-2 error is O(1/√h) when the slope is within 0.25 of −½, and
 ``STEP2_TOL = 0.25``               qualitatively so when the whole interval is negative; "not resolved" when
-                                   the interval is 0.25 wide or more
+                                   the interval's half-width is 0.25 or more
 ``SAME_TOL = 1e-9``                two schedules end the "same" when the interval of their paired final
                                    test-loss difference (same sampled problems) lies within 1e-9 of 0
 ``CONFIDENCE = 0.95``              otherwise one is better (worse) when the 95 % Student-t interval of the
@@ -28,8 +28,8 @@ its robustness rows read :func:`fibook.layerwise.robustness.claim_holds`) and "A
                                    Bonferroni bound Phi^-1(1 − 0.05 / 2n) of the n z-scores
 ``RATIO_TOL = 1e-6``               A dominates B "by √h" when every (‖A‖_F/‖B‖_F)/√h is 1 within 1e-6
 ``WINDOW_TOL = 0.1``               an edge of the step-2 window scales as fibook derived it (h^e) when the
-                                   fitted slope of its log on log h is within 0.1 of e and its 95 % interval is
-                                   narrower than 0.1 (over the fitted widths, a factor 64, 0.1 in the exponent
+                                   fitted slope of its log on log h is within 0.1 of e and its 95 % interval's
+                                   half-width is below 0.1 (over the fitted widths, a factor 64, 0.1 in the exponent
                                    moves an edge by a factor 1.5); a result of fibook's own: the paper's
                                    O(h√h) (two layers) and O(h) (three) are the rates below which the surrogate
                                    holds, not stated edges of this window
@@ -228,8 +228,9 @@ def robustness_agrees(verdict: str) -> Finding:
 
 @rule("DIVERGENCE_FACTOR", "TIE_RTOL")
 def variant_result(verdict: str) -> Finding:
-    """A fibook variant of a robustness setting (other data than the paper's, or another width;
-    :attr:`fibook.layerwise.robustness.Case.own`): the same :func:`fibook.layerwise.robustness.claim_holds`
+    """A robustness setting that tests no statement of the paper (a fibook variant, with other data or at another
+    width, or the paper's setting where its claim is not public; :attr:`fibook.layerwise.robustness.Case.own`): the
+    same :func:`fibook.layerwise.robustness.claim_holds`
     verdict, as a result of fibook's own that says nothing against the paper: ``our own: the transition holds``,
     ``our own: the transition does not hold``, ``our own: not resolved (draws disagree)`` or ``our own: not
     resolved (a split diverged)``."""
