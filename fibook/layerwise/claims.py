@@ -230,10 +230,9 @@ def robustness_agrees(verdict: str) -> Finding:
 def variant_result(verdict: str) -> Finding:
     """A robustness setting that tests no statement of the paper (a fibook variant, with other data or at another
     width, or the paper's setting where its claim is not public; :attr:`fibook.layerwise.robustness.Case.own`): the
-    same :func:`fibook.layerwise.robustness.claim_holds`
-    verdict, as a result of fibook's own that says nothing against the paper: ``our own: the transition holds``,
-    ``our own: the transition does not hold``, ``our own: not resolved (draws disagree)`` or ``our own: not
-    resolved (a split diverged)``."""
+    same :func:`fibook.layerwise.robustness.claim_holds` verdict, as a result of fibook's own that says nothing
+    against the paper: ``our own: the transition holds``, ``our own: the transition does not hold``, ``our own: not
+    resolved (draws disagree)`` or ``our own: not resolved (a split diverged)``."""
     verdicts = {"yes": "the transition holds", "no": "the transition does not hold"}
     return Finding(Verdict.OWN, f": {verdicts.get(verdict) or robustness_agrees(verdict).text}")
 
