@@ -50,7 +50,13 @@ import numpy as np
 from fibook import stats
 from fibook.claims import Claim, Finding, Verdict, not_thresholded, rule, yes_or_no
 from fibook.layerwise.closed_forms import TIE_RTOL  # noqa: F401
-from fibook.layerwise.comparison import CONFIDENCE, SAME_TOL, paired, paired_verdict  # noqa: F401  (SAME_TOL)
+from fibook.layerwise.comparison import (
+    CONFIDENCE,
+    SAME_TOL,  # noqa: F401
+    bonferroni_level,
+    paired,
+    paired_verdict,
+)
 from fibook.layerwise.scheduler import DIVERGENCE_FACTOR, ScheduleRun  # noqa: F401
 from fibook.notebook import below
 from fibook.presets import Preset
@@ -161,11 +167,11 @@ def two_steps_claims(preset: Preset, *, z: Sequence[float], ratios: Sequence[flo
         Claim("A dominates B by √h", "√h (norm orders)", f"(‖A‖_F/‖B‖_F)/√h = 1 to {below(worst, RATIO_TOL)} "
               f"over {len(ratios)} (width, layer) pairs, orthogonal setting", dominates_by_sqrt_h(ratios),
               rule=dominates_by_sqrt_h),
-        Claim("surrogate error O(1/h) at step 1", "O(h⁻¹)",
+        Claim("surrogate error O(1/h) at step 1", "O(h⁻¹) (secondary summary)",
               f"slope {slopes[1].text()} (95 %), h ∈ {tuple(int(h) for h in fit_widths)} ('{preset.name}')",
               first_step_rate(slopes[1], fit_widths), rule=first_step_rate),
-        Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2)", f"slope {slopes[2].text()} (same runs)",
-              second_step_rate(slopes[2], fit_widths), rule=second_step_rate),
+        Claim("surrogate error O(1/√h) at step 2", "O(h^-1/2) (secondary summary)",
+              f"slope {slopes[2].text()} (same runs)", second_step_rate(slopes[2], fit_widths), rule=second_step_rate),
     ]
 
 
@@ -281,11 +287,21 @@ def unequal_equal_claims(preset: Preset, *, literal: Mapping[object, tuple[np.nd
 
 
 @rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")
-def balancing_helps(verdicts: Sequence[str]) -> Finding:
+def balancing_helps(verdicts: Sequence[str], together: Sequence[str] | None = None) -> Finding:
     """Over the settings' :func:`paired_verdict` verdicts of a schedule against a baseline: ``yes`` when it is
     better in more settings than worse, ``no`` when worse in more; on a tie ``partly`` when it is better (and as
     often worse) somewhere, ``not resolved`` when it is better and worse nowhere (a reconstruction's ``no`` speaks
-    about the reconstruction, not about the paper's unpublished scheduler)."""
+    about the reconstruction, not about the paper's unpublished scheduler). Each setting is tested at
+    ``CONFIDENCE``; when ``together`` (the same settings' verdicts with their intervals holding ``CONFIDENCE``
+    together, :func:`fibook.layerwise.comparison.bonferroni_level`) reads otherwise, the finding says so in a
+    note; the verdict stays the per-setting reading's."""
+    said = _helps(verdicts)
+    if together is not None and (held := _helps(together)).verdict is not said.verdict:
+        return said.with_note(f"; held to {CONFIDENCE:.0%} together (Bonferroni over {len(together)}): {held}")
+    return said
+
+
+def _helps(verdicts: Sequence[str]) -> Finding:
     better = sum(v.startswith("better") for v in verdicts)
     worse = sum(v.startswith("worse") for v in verdicts)
     if better != worse:
@@ -296,22 +312,29 @@ def balancing_helps(verdicts: Sequence[str]) -> Finding:
     return Finding(Verdict.NOT_RESOLVED, ": better or worse in no setting")
 
 
-def _count(verdicts: Sequence[str], n: int) -> str:
-    better = sum(v.startswith("better") for v in verdicts)
-    worse = sum(v.startswith("worse") for v in verdicts)
-    return f"better in {better} of {n} settings, worse in {worse}"
+def _count(verdicts: Sequence[str], together: Sequence[str], n: int) -> str:
+    """``better in b of n settings, worse in w`` at ``CONFIDENCE`` per setting (``verdicts``, which the rows'
+    rules read), then the same counts when the settings' intervals hold ``CONFIDENCE`` together (``together``:
+    each at :func:`fibook.layerwise.comparison.bonferroni_level`)."""
+    def tally(vs: Sequence[str]) -> tuple[int, int]:
+        return sum(v.startswith("better") for v in vs), sum(v.startswith("worse") for v in vs)
+
+    (better, worse), (b, w) = tally(verdicts), tally(together)
+    return (f"better in {better} of {n} settings, worse in {worse}; held to {CONFIDENCE:.0%} together (Bonferroni "
+            f"over {len(together)}): better in {b}, worse in {w}")
 
 
 RECONSTRUCTION = ": fibook's reconstruction differs from the paper's rule (as described by a secondary summary)"
 
 
 @rule("SAME_TOL", "CONFIDENCE", "DIVERGENCE_FACTOR")
-def reconstruction_result(verdicts: Sequence[str]) -> Finding:
+def reconstruction_result(verdicts: Sequence[str], together: Sequence[str] | None = None) -> Finding:
     """Norm balancing (fibook's reconstruction) against a baseline says nothing about the paper's rule, which a
     secondary summary describes differently (:func:`fibook.layerwise.scheduler.cross_norm_rates`): ``not tested``
     with the reason :data:`RECONSTRUCTION`, followed by the reconstruction's own :func:`balancing_helps` over the
-    settings' :func:`paired_verdict` ``verdicts``."""
-    return Finding(Verdict.NOT_TESTED, f"{RECONSTRUCTION}; the reconstruction itself: {balancing_helps(verdicts)}")
+    settings' :func:`paired_verdict` ``verdicts`` (and ``together``)."""
+    return Finding(Verdict.NOT_TESTED,
+                   f"{RECONSTRUCTION}; the reconstruction itself: {balancing_helps(verdicts, together)}")
 
 
 CROSS_NORM_PAPER = ("reduces test loss vs the uniform baseline (secondary summary: η_{W_i} = "
@@ -332,30 +355,33 @@ def scheduler_claims(preset: Preset, runs: Mapping[str, Mapping[str, ScheduleRun
     n, where = len(runs), f"paired over the same problems, {CONFIDENCE:.0%} intervals; h = {h}, {steps.pop()} steps, " \
         f"'{preset.name}'"
 
-    def verdicts(method, baseline):
-        return [paired_verdict(paired(r[method], r[baseline])) for r in runs.values() if method in r]
+    def verdicts(method: str, baseline: str) -> tuple[list[str], list[str]]:
+        """Per setting where ``method`` runs: its verdicts at ``CONFIDENCE`` each, and held together."""
+        ran = [r for r in runs.values() if method in r]
+        return [[paired_verdict(paired(r[method], r[baseline], level)) for r in ran]
+                for level in (CONFIDENCE, bonferroni_level(max(len(ran), 1)))]
 
     nb_u, nb_f, rub_u = verdicts("norm_balance", "uniform"), verdicts("norm_balance", "fixed"), \
         verdicts("rub", "uniform")
     cross = {name: paired(r["cross_norm"], r["uniform"]) for name, r in runs.items() if "cross_norm" in r}
-    cn_u = [paired_verdict(p) for p in cross.values()]
     gains = [(p.mean, name, p.text()) for name, p in cross.items() if paired_verdict(p).startswith("better") and p.n]
     largest = "" if not gains else "; largest gain {2} ({1})".format(*min(gains))
     rows = [
         Claim("balancing the layers' norms reduces test loss (vs uniform)", CROSS_NORM_PAPER,
-              f"norm balancing (fibook's reconstruction, not the paper's rule): {_count(nb_u, n)} ({where})",
-              reconstruction_result(nb_u), rule=reconstruction_result),
+              f"norm balancing (fibook's reconstruction, not the paper's rule): {_count(*nb_u, n)} ({where})",
+              reconstruction_result(*nb_u), rule=reconstruction_result),
         Claim("balancing beats the best fixed (η₁, η₂) pair", "not a paper claim (the summary compares with uniform "
-              "only)", f"norm balancing vs the tuned fixed pair: {_count(nb_f, n)}",
-              Finding(Verdict.OWN, f" result: {balancing_helps(nb_f)}"), rule=balancing_helps),
+              "only)", f"norm balancing vs the tuned fixed pair: {_count(*nb_f, n)}",
+              Finding(Verdict.OWN, f" result: {balancing_helps(*nb_f)}"), rule=balancing_helps),
     ]
     if cross:
+        cn_u = verdicts("cross_norm", "uniform")
         rows.append(Claim("the paper's rule (as a secondary summary describes it) reduces test loss (vs uniform)",
                           CROSS_NORM_PAPER, f"cross-norm rule, the {len(cross)} settings with two trained layers: "
-                          f"{_count(cn_u, len(cross))}{largest}", balancing_helps(cn_u), rule=balancing_helps))
+                          f"{_count(*cn_u, len(cross))}{largest}", balancing_helps(*cn_u), rule=balancing_helps))
     return rows + [
         Claim("relative-update balancing (RUB) vs uniform", "not in the paper (fibook's own rule)",
-              f"RUB: {_count(rub_u, n)}", Finding(Verdict.OWN, f" result: {balancing_helps(rub_u)}"),
+              f"RUB: {_count(*rub_u, n)}", Finding(Verdict.OWN, f" result: {balancing_helps(*rub_u)}"),
               rule=balancing_helps),
         Claim("equal rates optimal at step 2 (orthogonal nets)", "qualitative",
               "every balancing rule starts at equal rates there and stays equal in depth 2",

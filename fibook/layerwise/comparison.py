@@ -58,9 +58,10 @@ class Paired:
         return f"{num(self.mean)} [{num(self.low)}, {num(self.high)}]"
 
 
-def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
-    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+CONFIDENCE)/2, n−1} sd(d) / sqrt(n)`` (unbounded
-    for one pair, NaN for none)."""
+def paired(method: ScheduleRun, baseline: ScheduleRun, level: float = CONFIDENCE) -> Paired:
+    """The paired comparison of :class:`Paired`: ``mean ± t_{(1+level)/2, n−1} sd(d) / sqrt(n)`` (unbounded for
+    one pair, NaN for none); ``level`` is ``CONFIDENCE`` unless a family of comparisons is held to it together
+    (:func:`bonferroni_level`)."""
     if method.final.shape != baseline.final.shape:
         raise ValueError(f"the two runs must train the same draws, got {method.final.shape} and "
                          f"{baseline.final.shape}")
@@ -69,10 +70,19 @@ def paired(method: ScheduleRun, baseline: ScheduleRun) -> Paired:
     if d.size < 2:
         half = np.inf
     else:
-        half = stats.mean(d).half_width(CONFIDENCE)
+        half = stats.mean(d).half_width(level)
     m = float(d.mean()) if d.size else np.nan
     return Paired(m, m - half, m + half, int(d.size), int((d > SAME_TOL).sum()), int(method.diverged.sum()),
                   int(baseline.diverged.sum()))
+
+
+def bonferroni_level(comparisons: int, level: float = CONFIDENCE) -> float:
+    """The level of each of ``comparisons`` intervals that holds the family to ``level`` together (Bonferroni):
+    ``1 − (1 − level) / comparisons``, so that, if no schedule differs from its baseline anywhere, all the
+    intervals cover 0 with probability at least ``level``."""
+    if comparisons < 1:
+        raise ValueError(f"a family needs at least one comparison, got {comparisons}")
+    return 1 - (1 - level) / comparisons
 
 
 def paired_verdict(p: Paired) -> str:

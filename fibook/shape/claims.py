@@ -217,13 +217,19 @@ def sign_flip_breaks(flip_wrong: float, flip_right: float) -> Finding:
 
 @rule("VANISH_MIN_SLOPE")
 def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Finding:
-    """The width-m result in its regime: :func:`gap_vanishes` on the ``"equal δ"`` case of ``vanishing`` (per case,
-    the initial norms and the largest per-neuron gaps), followed by ``; not with unequal δ`` when an
-    ``"unequal δ"`` case is given and its gap does not vanish."""
+    """The summed regularizer where the neurons' warps coincide (fibook's derivation): :func:`gap_vanishes` on the
+    ``"equal δ"`` case of ``vanishing`` (per case, the initial norms and the largest per-neuron gaps), followed by
+    ``; not with unequal δ`` when an ``"unequal δ"`` case is given and its gap does not vanish."""
     said = gap_vanishes(*vanishing["equal δ"])
     if "unequal δ" in vanishing and gap_vanishes(*vanishing["unequal δ"]).verdict is not Verdict.YES:
         return said.with_note("; not with unequal δ")
     return said
+
+
+# rows whose statement fibook derived: no reachable text of the paper states it
+UNCONFIRMED = "not found in the paper's reachable text (fibook's derivation)"
+UNCONFIRMED_WIDTH = UNCONFIRMED[:-1] + "; the authors' code sums q over neurons and runs m = 1)"
+UNCONFIRMED_SIGN = UNCONFIRMED[:-1] + "; Theorem 6.1's q is written with w̃(0) = a₀w₀, so with sign(a₀))"
 
 
 def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float, flow_errors: Sequence[float],
@@ -234,10 +240,12 @@ def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float,
     against the exact flow (:func:`vanishes` on the largest of ``flow_errors``), the paper's GD protocol
     (``gd_steps``, ``gd_dists``; against the paper's ranges, :func:`gd_same_order`),
     the leaky-ReLU neuron (``leaky_errors``, Richardson-extrapolated), the sign flip (:func:`sign_flip_breaks`), the
-    summed regularizer of 3 neurons at finite, unequal initializations (``neuron_gaps``) and in the paper's
-    vanishing-initialization regime (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
+    summed regularizer of 3 neurons at finite, unequal initializations (``neuron_gaps``) and at vanishing
+    initializations, where the warps coincide (``vanishing``: per case ``"equal δ"``/``"unequal δ"``, the initial norms
     ‖w_i(0)‖ and the largest per-neuron gaps; :func:`vanishes_in_the_limit`). The leaky-ReLU and finite-width rows
-    report distances that no threshold set before the data decides (:func:`fibook.claims.not_thresholded`)."""
+    report distances that no threshold set before the data decides (:func:`fibook.claims.not_thresholded`). The
+    leaky-ReLU, sign-flip and vanishing-initialization rows are fibook's own: no reachable text of the paper states
+    them (:data:`UNCONFIRMED`)."""
     sc = preset.shape
     worst = max(flow_errors)
     return [
@@ -251,19 +259,18 @@ def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float,
               f"{min(gd_steps):,.0f}–{max(gd_steps):,.0f} steps; distance {min(gd_dists):.0e}–{max(gd_dists):.0e} "
               f"(d = {sc.d}, N = {sc.n_train}, our draws of w₀)",
               gd_same_order(gd_steps, gd_dists), rule=gd_same_order),
-        Claim("leaky-ReLU neuron: the bias is Theorem 6.1's q on transformed targets",
-              "treated (non-convex, discontinuous objective; KKT conditions)",
+        Claim("leaky-ReLU neuron: the bias is Theorem 6.1's q on transformed targets", UNCONFIRMED,
               f"Richardson-extrapolated GD within {max(leaky_errors):.0e} relative (ρ = {rho}) of the explicit "
               "endpoint on the branch of sign(a) read from the trained neuron",
-              not_thresholded(Finding(Verdict.CONSISTENT, " on that branch")), rule=not_thresholded),
-        Claim("δ < 0 can flip the sign of a; then sign(a₀) is wrong", "assumption of the theorem (a keeps its sign)",
+              not_thresholded(Finding(Verdict.OWN, " observation, on that branch")), rule=not_thresholded),
+        Claim("δ < 0 can flip the sign of a; then sign(a₀) is wrong", UNCONFIRMED_SIGN,
               f"sign(a₀): off by {flip_wrong:.2f}; sign(a_∞): {below(flip_right, FLOW_FLOOR)}",
-              sign_flip_breaks(flip_wrong, flip_right), rule=sign_flip_breaks),
+              Finding(Verdict.OWN, f" result: {sign_flip_breaks(flip_wrong, flip_right)}"), rule=sign_flip_breaks),
         Claim("m > 1, finite unequal init: summed q is only an approximation", "not discussed (the code sums q)",
               f"m = 3: per-neuron gaps {min(neuron_gaps):.0e}–{max(neuron_gaps):.0e}",
               not_thresholded(Finding(Verdict.OWN, " observation")), rule=not_thresholded),
-        Claim("m > 1, equal δ, ‖w_i(0)‖ → 0: GF reaches argmin Σ q_i", "the regime of the width-m result",
+        Claim("m > 1, equal δ, ‖w_i(0)‖ → 0: GF reaches argmin Σ q_i", UNCONFIRMED_WIDTH,
               "; ".join(f"{case}: gap {max(g):.0e} → {min(g):.0e} as ‖w₀‖ {max(n):g} → {min(n):g}"
                         for case, (n, g) in vanishing.items()),
-              vanishes_in_the_limit(vanishing), rule=vanishes_in_the_limit),
+              Finding(Verdict.OWN, f" result: {vanishes_in_the_limit(vanishing)}"), rule=vanishes_in_the_limit),
     ]

@@ -54,3 +54,20 @@ def test_divergence_is_left_out_of_the_pairs_and_decides_the_verdict_when_counts
     one = comparison.paired(run([0.9, np.nan], diverged=[False, True]), run([0.5, np.nan], diverged=[False, True]))
     assert (one.n, one.mean, one.low, one.high) == (1, pytest.approx(0.4), -np.inf, np.inf)
     assert one.text() == "+0.4000 (one pair: no interval)" and comparison.paired_verdict(one) == "within noise"
+
+
+def test_a_family_held_together_widens_each_interval_by_bonferroni():
+    assert comparison.bonferroni_level(1) == pytest.approx(0.95)
+    assert comparison.bonferroni_level(6) == pytest.approx(1 - 0.05 / 6)
+    with pytest.raises(ValueError, match="at least one comparison"):
+        comparison.bonferroni_level(0)
+    # d = -0.2, -0.3, -0.4: mean -0.3, se 0.1/sqrt(3); t(0.975, 2) = 4.3027 puts the 95 % interval's top at
+    # -0.052, t(0.9875, 2) = 6.2053 puts the interval held over two comparisons at +0.058
+    base = np.array([1.0, 1.0, 1.0])
+    method, baseline = run(base + np.array([-0.2, -0.3, -0.4])), run(base)
+    alone = comparison.paired(method, baseline)
+    held = comparison.paired(method, baseline, comparison.bonferroni_level(2))
+    assert alone.high == pytest.approx(-0.3 + 4.302653 * 0.1 / np.sqrt(3))
+    assert held.high == pytest.approx(-0.3 + 6.205347 * 0.1 / np.sqrt(3))
+    assert comparison.paired_verdict(alone) == "better"
+    assert comparison.paired_verdict(held) == "within noise"

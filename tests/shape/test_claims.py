@@ -125,8 +125,11 @@ def test_beyond_mirror_rows_read_ranges_and_floors():
     assert rows[5].ours == "m = 3: per-neuron gaps 3e-02–2e-01"
     assert rows[6].ours == "equal δ: gap 3e-02 → 1e-04 as ‖w₀‖ 1 → 0.01; unequal δ: gap 2e-01 → 1e-01 as ‖w₀‖ 1 → 0.01"
     assert [r.agrees for r in rows] == ["yes", "no", "yes (same order)",
-                                        "consistent on that branch", "yes",
-                                        "our own observation", "yes; not with unequal δ"]
+                                        "our own observation, on that branch", "our own result: yes",
+                                        "our own observation", "our own result: yes; not with unequal δ"]
+    # what no reachable text of the paper states is fibook's own, and its paper column says so
+    assert [r.verdict for r in rows].count(Verdict.OWN) == 4
+    assert all(rows[i].paper.startswith("not found in the paper's reachable text") for i in (3, 4, 6))
     assert [r.rule.rsplit(".", 1)[1] for r in rows] == [
         "not_mirror_descent", "vanishes", "gd_same_order", "not_thresholded", "sign_flip_breaks", "not_thresholded",
         "vanishes_in_the_limit"]
