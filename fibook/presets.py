@@ -135,6 +135,9 @@ class Preset:
     forgetting: ForgettingPreset
     shape: ShapePreset
     layerwise: LayerwisePreset
+    # seconds one chapter cell may run when `reproduce` executes the book at this preset; a longer cell counts as
+    # hung (a kernel that lost its reply waits for ever) and fails its chapter
+    cell_timeout: int
 
 
 _FULL_FASHION = DataPreset("fashion_mnist", 50_000, 10_000, 10_000)
@@ -154,6 +157,7 @@ _GPU = Preset(
                              gap_widths=(64, 128, 256, 362, 512, 724, 1000), gap_draws=2, grid=200, sim_width=1000,
                              sched_width=256, sched_steps=16, sched_draws=40, sched_tune_draws=10,
                              robust_draws=5, wide_width=1000, wide_draws=5),
+    cell_timeout=3 * 3600,  # a GPU cell that plots many results files
 )
 
 PRESETS: dict[str, Preset] = {
@@ -172,6 +176,7 @@ PRESETS: dict[str, Preset] = {
                                  gap_draws=4,
                                  grid=41, sim_width=32, sched_width=16, sched_steps=4, sched_draws=3,
                                  sched_tune_draws=2, robust_draws=2, wide_width=48, wide_draws=1),
+        cell_timeout=600,  # the whole smoke reproduction, sweeps included, takes about 4 min on one core
     ),
     "book": Preset(
         name="book",
@@ -189,6 +194,7 @@ PRESETS: dict[str, Preset] = {
                                  gap_draws=4, grid=101, sim_width=256, sched_width=64, sched_steps=16,
                                  sched_draws=24, sched_tune_draws=6, robust_draws=5, wide_width=1000,
                                  wide_draws=5),
+        cell_timeout=3600,  # the slowest book chapter, unequal_equal, takes about 13 min on one core
     ),
     "gpu": _GPU,
     "paper": replace(

@@ -39,8 +39,9 @@ from fibook.presets import get_preset
 # what a book tree is built from (the appendix includes requirements.txt)
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "requirements.txt", "_static", "chapters")
 STAMPS = ".reproduced.json"  # in the tree: chapter -> the key of its last successful execution there
+# a chapter's own error, or the timeout that ended a hung cell
+ERROR_LINE = re.compile(r"^(\w*(Error|Exception|Interrupt)|nbclient\.exceptions\.CellTimeout)")
 NAN = re.compile(r"(?<![\w.])[-+]?nan(?![\w])", re.IGNORECASE)
-CHAPTER_TIMEOUT = 3 * 3600  # seconds one chapter may run (a gpu-preset chapter plots many results files)
 
 
 class ReproduceError(RuntimeError):
@@ -171,18 +172,19 @@ class Execution:
 
 def execute(chapter: str, tree: Path, preset: str, root: Path = PROJECT_ROOT) -> Execution:
     """Execute ``root/chapter`` at ``preset`` (``$FIBOOK_PRESET``); on success the executed notebook replaces
-    ``tree/chapter``. A chapter error or a NaN in its printed outputs is a failure."""
+    ``tree/chapter``. A chapter error, a cell that runs past the preset's ``cell_timeout`` or a NaN in its printed
+    outputs is a failure."""
     source, target = root / chapter, tree / chapter
     partial = target.with_name(target.stem + ".partial.ipynb")
     env = os.environ | {"FIBOOK_PRESET": preset, "FIBOOK_VERDICTS": str(tree / "verdicts")}
     cmd = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(source),
            "--output-dir", str(partial.parent), "--output", partial.name, "--ExecutePreprocessor.record_timing=False",
-           f"--ExecutePreprocessor.timeout={CHAPTER_TIMEOUT}"]
+           f"--ExecutePreprocessor.timeout={get_preset(preset).cell_timeout}"]
     done = subprocess.run(cmd, env=env, cwd=source.parent, capture_output=True, text=True)
     if done.returncode != 0:
         partial.unlink(missing_ok=True)
         lines = [x.strip() for x in done.stderr.splitlines() if x.strip()]
-        errors = [x for x in lines if re.match(r"^\w*(Error|Exception|Interrupt)\b", x)]
+        errors = [x for x in lines if ERROR_LINE.match(x)]
         error = (errors or lines or ["no message"])[-1][:300]
         failed_page(source, target, preset, error)
         return Execution(chapter, "failed", error)

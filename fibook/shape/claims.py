@@ -230,6 +230,8 @@ def vanishes_in_the_limit(vanishing: Mapping[str, tuple[Sequence[float], Sequenc
 UNCONFIRMED = "not found in the paper's reachable text (fibook's derivation)"
 UNCONFIRMED_WIDTH = UNCONFIRMED[:-1] + "; the authors' code sums q over neurons and runs m = 1)"
 UNCONFIRMED_SIGN = UNCONFIRMED[:-1] + "; Theorem 6.1's q is written with w̃(0) = a₀w₀, so with sign(a₀))"
+# a row of fibook's own observation: the paper's reachable text does not discuss it either way
+UNDISCUSSED_SUM = "not found in the paper's reachable text (the authors' code sums q over neurons)"
 
 
 def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float, flow_errors: Sequence[float],
@@ -266,7 +268,7 @@ def beyond_mirror_claims(preset: Preset, *, asym_plain: float, asym_warp: float,
         Claim("δ < 0 can flip the sign of a; then sign(a₀) is wrong", UNCONFIRMED_SIGN,
               f"sign(a₀): off by {flip_wrong:.2f}; sign(a_∞): {below(flip_right, FLOW_FLOOR)}",
               Finding(Verdict.OWN, f" result: {sign_flip_breaks(flip_wrong, flip_right)}"), rule=sign_flip_breaks),
-        Claim("m > 1, finite unequal init: summed q is only an approximation", "not discussed (the code sums q)",
+        Claim("m > 1, finite unequal init: summed q is only an approximation", UNDISCUSSED_SUM,
               f"m = 3: per-neuron gaps {min(neuron_gaps):.0e}–{max(neuron_gaps):.0e}",
               not_thresholded(Finding(Verdict.OWN, " observation")), rule=not_thresholded),
         Claim("m > 1, equal δ, ‖w_i(0)‖ → 0: GF reaches argmin Σ q_i", UNCONFIRMED_WIDTH,

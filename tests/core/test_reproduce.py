@@ -86,6 +86,19 @@ def test_every_chapter_is_tried_and_a_second_call_executes_only_what_changed(boo
         == {"executed"}
 
 
+def test_a_cell_that_runs_past_the_presets_time_limit_fails_its_chapter(book, tmp_path, monkeypatch):
+    """A hung kernel (one that lost its reply waits for ever) must end the chapter, not the whole rerun."""
+    from dataclasses import replace
+
+    from fibook import presets
+    monkeypatch.setitem(presets.PRESETS, "smoke", replace(presets.PRESETS["smoke"], cell_timeout=2))
+    (book / "chapters/part/ok.ipynb").write_text(json.dumps(notebook("import time\ntime.sleep(120)")))
+    (tmp_path / "tree" / "chapters" / "part").mkdir(parents=True)
+    result = reproduce.execute("chapters/part/ok.ipynb", tmp_path / "tree", "smoke", root=book)
+    assert result.outcome == "failed" and "timed out" in result.detail, result
+    assert presets.PRESETS["book"].cell_timeout > presets.PRESETS["smoke"].cell_timeout
+
+
 def test_a_chapter_key_changes_with_its_sources_and_scale_not_its_outputs(book):
     path = book / "chapters/part/ok.ipynb"
     key = reproduce.chapter_key(path, "smoke")
