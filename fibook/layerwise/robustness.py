@@ -23,13 +23,22 @@ Gaussian budget 45000), gives a result of fibook's own (:attr:`Case.own`). The p
 ``lr_max`` at d = h = n = 1000, carried to width ``h`` as ``S = (lr_max / 1000^1.5) h^1.5``
 (:func:`paper_budget`), so that at h = 1000 a case runs at exactly the official ``lr_max``.
 
+The split curves of the robustness table are the chapter's one heavy computation (about 13 minutes on one core at
+the ``book`` preset); :func:`stored_runs` keeps them in a results file, ``data/results/layerwise_robustness/
+PRESET.json`` (:func:`store_path`), with the provenance of each curve, computes only the curves it lacks and
+resumes an interrupted run with the curves already written.
+
 The width window of the step-2 optimum is where the closed form's split curvature is positive at equal rates
 (:func:`step2_window`); its edges are fitted as powers of ``h`` (:func:`fibook.stats.log_slope`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -37,6 +46,8 @@ from fibook import stats
 from fibook.layerwise import simulation as sim
 from fibook.layerwise.closed_forms import best_splits, split_curvature
 from fibook.layerwise.scheduler import EVAL_SEED, Setting, diverged_draws, run_schedule
+from fibook.paths import results_dir
+from fibook.provenance import provenance
 
 GRID_POINTS = 19  # phi = i / 20, i = 1..19: the paper's split grid
 WINDOW_WIDTHS = tuple(2**k for k in range(8, 15))  # h = 256 ... 16384, where the window's edges are fitted
@@ -272,9 +283,74 @@ class CaseResult:
 
 def run_case(case: Case, h: int, draws: int, seed: int = EVAL_SEED) -> CaseResult:
     """:func:`split_curve` of ``case`` for its largest checked step, with its preferences and transition."""
-    curve = split_curve(case.setting, h, max(case.steps), draws, seed)
+    return case_result(case, h, split_curve(case.setting, h, max(case.steps), draws, seed))
+
+
+def case_result(case: Case, h: int, curve: SplitCurve) -> CaseResult:
+    """``case`` read off its split ``curve`` at width ``h``: the :func:`preference` of every checked step and the
+    :func:`transition_holds` verdict over them."""
     preferences = {step: preference(curve, step) for step in case.steps}
     return CaseResult(case, h, curve, preferences, transition_holds(preferences))
+
+
+STORE = "layerwise_robustness"  # results_dir() / STORE / f"{preset}.json"
+
+
+def store_path(preset: str) -> Path:
+    """The results file of the robustness split curves at ``preset``."""
+    return results_dir() / STORE / f"{preset}.json"
+
+
+def run_key(case: Case, h: int, draws: int, seed: int = EVAL_SEED) -> str:
+    """What a stored split curve was computed from: every field of the case's setting (the budget to full
+    precision), the width, draws, steps, seed and split grid. A curve is reused only under the same key, so a
+    changed setting is computed again."""
+    return json.dumps({"setting": dataclasses.asdict(case.setting), "h": int(h), "draws": int(draws),
+                       "steps": max(case.steps), "seed": int(seed), "points": GRID_POINTS}, sort_keys=True)
+
+
+def _read_store(path: Path) -> dict[str, dict]:
+    if not path.is_file():
+        return {}
+    try:
+        curves = json.loads(path.read_text())["curves"]
+        return {c["key"]: c for c in curves}
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a robustness results file ({error}); move it away and rerun to compute "
+                         f"its curves again") from None
+
+
+def _write_store(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"curves": records}, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def stored_runs(plan: list[tuple[Case, int, int]], path: Path, seed: int = EVAL_SEED) -> list[CaseResult]:
+    """:func:`run_case` for every ``(case, width, draws)`` of ``plan``, each split curve read from the results file
+    ``path`` when it holds one under the same :func:`run_key`, and computed otherwise. The file is rewritten
+    (atomically) after each computed curve, so an interrupted run keeps what it finished; it ends holding the plan's
+    curves only, each with the :func:`fibook.provenance.provenance` of the code that computed it. Stored losses are
+    float64 written exactly (JSON's shortest round-trip form, NaN and Infinity for diverged runs)."""
+    stored = _read_store(path)
+    keys = [run_key(case, h, draws, seed) for case, h, draws in plan]
+    results = []
+    for (case, h, draws), key in zip(plan, keys, strict=True):
+        record = stored.get(key)
+        if record is None:
+            curve = split_curve(case.setting, h, max(case.steps), draws, seed)
+            record = {"key": key, "case": case.name, "splits": curve.splits.tolist(), "test": curve.test.tolist(),
+                      "train": curve.train.tolist(), "provenance": provenance()}
+            stored[key] = record
+            _write_store(path, list(stored.values()))
+        curve = SplitCurve(case.setting, np.array(record["splits"], dtype=float),
+                           np.array(record["test"], dtype=float), np.array(record["train"], dtype=float),
+                           sim.trained_layers(case.setting.depth))
+        results.append(case_result(case, h, curve))
+    if list(stored) != keys:  # curves of an older plan: dropped, in the plan's order
+        _write_store(path, [stored[k] for k in keys])
+    return results
 
 
 def robustness_plan(sim_width: int, draws: int, wide_width: int, wide_draws: int) -> list[tuple[Case, int, int]]:

@@ -1,6 +1,9 @@
 """The robustness engine of Part III: split preferences and the transition verdict on curves with known answers,
 the step-2 window against the roots of its closed-form polynomial, and literal-GD shapes where they hold."""
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -247,3 +250,75 @@ def test_window_fits_fit_the_edges_of_each_width():
         np.polyfit(np.log(hs), np.log(edges[:, 0]), 1)[0])
     with pytest.raises(ValueError, match="closed form at depths"):
         rb.window_fits(4, hs)
+
+
+def _same_curves(a, b):
+    return all(np.array_equal(getattr(a.curve, k), getattr(b.curve, k), equal_nan=True)
+               for k in ("splits", "test", "train"))
+
+
+class Interrupted(Exception):
+    pass
+
+
+REAL_SPLIT_CURVE = rb.split_curve
+
+
+def _counting(monkeypatch, fail_after=None):
+    """Count the split curves computed; the call after ``fail_after`` of them raises, as an interruption."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        if fail_after is not None and len(calls) >= fail_after:
+            raise Interrupted
+        calls.append(args[1:4])
+        return REAL_SPLIT_CURVE(*args, **kwargs)
+
+    monkeypatch.setattr(rb, "split_curve", counted)
+    return calls
+
+
+TOY = rb.Case("toy", "holds", Setting("linear", 2, "orthogonal", 0.85 * 16**1.5), (1, 2))
+BLOWN = rb.Case("blown", "holds", Setting("linear", 2, "gaussian", 1e6), (1, 8))  # diverges: inf and NaN losses
+
+
+def test_stored_runs_compute_each_curve_once_and_read_back_exactly_what_was_computed(tmp_path, monkeypatch):
+    path, plan = tmp_path / "book.json", [(TOY, 16, 2), (BLOWN, 16, 1)]
+    calls = _counting(monkeypatch)
+    first = rb.stored_runs(plan, path)
+    assert len(calls) == 2 and path.is_file()
+    fresh = [rb.run_case(c, h, d) for c, h, d in plan]
+    assert first[1].transition == "diverged"
+    assert np.isnan(first[1].curve.train).any() and np.isinf(first[1].curve.test).any()
+    again = rb.stored_runs(plan, path)
+    assert len(calls) == 4  # run_case above computed two; the store computed nothing more
+    for a, b, c in zip(first, again, fresh, strict=True):
+        assert _same_curves(a, b) and _same_curves(a, c)
+        assert a.preferences == b.preferences == c.preferences and a.transition == b.transition == c.transition
+    records = json.loads(path.read_text())["curves"]
+    assert [r["case"] for r in records] == ["toy", "blown"]
+    assert all(r["provenance"]["git_commit"] and r["provenance"]["date"] for r in records)
+
+
+def test_an_interrupted_store_resumes_and_a_changed_run_is_computed_again(tmp_path, monkeypatch):
+    path, plan = tmp_path / "book.json", [(TOY, 16, 2), (BLOWN, 16, 1)]
+    _counting(monkeypatch, fail_after=1)
+    with pytest.raises(Interrupted):
+        rb.stored_runs(plan, path)
+    assert [r["case"] for r in json.loads(path.read_text())["curves"]] == ["toy"]  # the finished curve is kept
+    calls = _counting(monkeypatch)
+    rb.stored_runs(plan, path)
+    assert calls == [(16, 8, 1)]  # only the missing curve: width 16, 8 steps, 1 draw
+    wider = [(TOY, 16, 3), (BLOWN, 16, 1)]  # another draw count is another run; the old curve is dropped
+    rb.stored_runs(wider, path)
+    assert calls == [(16, 8, 1), (16, 2, 3)]
+    keys = [r["key"] for r in json.loads(path.read_text())["curves"]]
+    assert keys == [rb.run_key(c, h, d) for c, h, d in wider]
+    assert rb.run_key(TOY, 16, 2) != rb.run_key(rb.Case("toy", "holds", replace(TOY.setting, snr=10.0), (1, 2)), 16, 2)
+
+
+def test_a_file_that_is_not_a_robustness_store_says_which_and_what_to_do(tmp_path):
+    path = tmp_path / "book.json"
+    path.write_text('{"runs": []}')
+    with pytest.raises(ValueError, match=r"book.json is not a robustness results file .* move it away"):
+        rb.stored_runs([(TOY, 16, 2)], path)
