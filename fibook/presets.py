@@ -194,7 +194,7 @@ PRESETS: dict[str, Preset] = {
                                  gap_draws=4, grid=101, sim_width=256, sched_width=64, sched_steps=16,
                                  sched_draws=24, sched_tune_draws=6, robust_draws=5, wide_width=1000,
                                  wide_draws=5),
-        cell_timeout=3600,  # the slowest book chapter, unequal_equal, takes about 13 min on one core
+        cell_timeout=3600,  # the slowest book cell (unequal_equal's robustness curves, from scratch): 13 min
     ),
     "gpu": _GPU,
     "paper": replace(
